@@ -1,0 +1,20 @@
+//! Errors a user can fix: each names the scenario field at fault and says what to do.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// Bad input: `field` is a dotted path into the scenario (`topology.k`), or a file and line.
+    #[error("{field}: {message}")]
+    Scenario { field: String, message: String },
+    /// An internal invariant failed (a bug in clos, never the user's input).
+    #[error("internal invariant violated: {0}")]
+    Invariant(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand for a scenario error.
+pub fn bad(field: impl Into<String>, message: impl Into<String>) -> Error {
+    Error::Scenario { field: field.into(), message: message.into() }
+}

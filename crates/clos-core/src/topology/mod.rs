@@ -1,0 +1,191 @@
+//! Fabrics: which nodes exist and how they are wired.
+//!
+//! Builders (`leaf_spine`, `fat_tree`, `vl2`) validate their parameters and describe the fabric
+//! through a [`FabricBuilder`]; [`Topology`] is the lowered, index-based form the simulator uses.
+//! Hosts are nodes `0..n_hosts`, switches follow. Every directed link is a *port* owned by the
+//! node it leaves; ports of a node are contiguous.
+
+pub mod fat_tree;
+pub mod leaf_spine;
+pub mod vl2;
+
+use crate::units::{Rate, Time};
+
+/// The role of a node in a Clos fabric. Leaf-spine leaves and fat-tree edges are `Tor`s; spines,
+/// fat-tree cores and VL2 Intermediates are `Core`s (the top tier, VLB's bounce points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Host,
+    Tor,
+    Agg,
+    Core,
+}
+
+impl Role {
+    fn prefix(self, three_tier_core_name: &'static str) -> &'static str {
+        match self {
+            Role::Host => "h",
+            Role::Tor => "tor",
+            Role::Agg => "agg",
+            Role::Core => three_tier_core_name,
+        }
+    }
+    fn rank(self) -> u8 {
+        match self {
+            Role::Host => 0,
+            Role::Tor => 1,
+            Role::Agg => 2,
+            Role::Core => 3,
+        }
+    }
+}
+
+/// The tier of a directed link, named as the literature reports per-hop statistics.
+pub fn tier_name(from: Role, to: Role) -> &'static str {
+    match (from, to) {
+        (Role::Host, _) => "host_up",
+        (_, Role::Host) => "tor_down",
+        (Role::Tor, _) => "tor_up",
+        (Role::Agg, Role::Core) => "agg_up",
+        (Role::Agg, _) => "agg_down",
+        (Role::Core, _) => "core_down",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub role: Role,
+    pub name: String,
+    /// Pod (fat tree), or rack for fabrics without pods: "cross-pod" traffic leaves it.
+    pub pod: u32,
+}
+
+/// A directed link (an output port of `from`).
+#[derive(Clone, Debug)]
+pub struct Port {
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: Time,
+}
+
+/// A lowered fabric.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub nodes: Vec<Node>,
+    pub n_hosts: usize,
+    pub ports: Vec<Port>,
+    /// For node `n`, its ports are `port_start[n]..port_start[n + 1]`.
+    pub port_start: Vec<u32>,
+    /// Each host's ToR (node id).
+    pub host_tor: Vec<u32>,
+    /// The ToR's port down to each host.
+    pub host_down_port: Vec<u32>,
+    /// ToR nodes in order; a ToR's position here is its routing destination index.
+    pub tors: Vec<u32>,
+    /// For each node, its index in `tors`, or `u32::MAX`.
+    pub tor_index: Vec<u32>,
+}
+
+impl Topology {
+    pub fn ports_of(&self, node: u32) -> std::ops::Range<u32> {
+        self.port_start[node as usize]..self.port_start[node as usize + 1]
+    }
+    pub fn role(&self, node: u32) -> Role {
+        self.nodes[node as usize].role
+    }
+    pub fn is_host(&self, node: u32) -> bool {
+        (node as usize) < self.n_hosts
+    }
+    pub fn n_switches(&self) -> usize {
+        self.nodes.len() - self.n_hosts
+    }
+    pub fn tier(&self, port: u32) -> &'static str {
+        let p = &self.ports[port as usize];
+        tier_name(self.role(p.from), self.role(p.to))
+    }
+    /// Total host-link capacity in one direction.
+    pub fn host_capacity_bps(&self) -> u64 {
+        (0..self.n_hosts as u32).map(|h| self.ports[self.port_start[h as usize] as usize].rate_bps).sum()
+    }
+}
+
+/// Collects nodes and links, then lowers them to a [`Topology`].
+pub struct FabricBuilder {
+    nodes: Vec<Node>,
+    links: Vec<(u32, u32, u64)>,
+    delay: Time,
+    core_name: &'static str,
+    counts: [u32; 4],
+}
+
+impl FabricBuilder {
+    /// `core_name` names the top tier in node names: `spine`, `core` or `int`.
+    pub fn new(delay: Time, core_name: &'static str) -> Self {
+        FabricBuilder { nodes: Vec::new(), links: Vec::new(), delay, core_name, counts: [0; 4] }
+    }
+
+    /// Add a node; hosts must all be added before any switch.
+    pub fn node(&mut self, role: Role, pod: u32) -> u32 {
+        let i = &mut self.counts[role.rank() as usize];
+        let name = format!("{}{}", role.prefix(self.core_name), *i);
+        *i += 1;
+        self.nodes.push(Node { role, name, pod });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// A full-duplex link: one port in each direction.
+    pub fn link(&mut self, a: u32, b: u32, rate: Rate) {
+        self.links.push((a, b, rate.0));
+    }
+
+    pub fn build(self) -> Topology {
+        let n_hosts = self.nodes.iter().take_while(|n| n.role == Role::Host).count();
+        assert!(self.nodes[n_hosts..].iter().all(|n| n.role != Role::Host), "hosts must come first");
+        let mut ports: Vec<Port> = Vec::with_capacity(self.links.len() * 2);
+        for &(a, b, rate) in &self.links {
+            ports.push(Port { from: a, to: b, rate_bps: rate, delay: self.delay });
+            ports.push(Port { from: b, to: a, rate_bps: rate, delay: self.delay });
+        }
+        // Stable sort: a node's ports keep the order its links were declared in.
+        ports.sort_by_key(|p| p.from);
+        let mut port_start = vec![0u32; self.nodes.len() + 1];
+        for p in &ports {
+            port_start[p.from as usize + 1] += 1;
+        }
+        for i in 0..self.nodes.len() {
+            port_start[i + 1] += port_start[i];
+        }
+        let mut host_tor = vec![u32::MAX; n_hosts];
+        let mut host_down_port = vec![u32::MAX; n_hosts];
+        for (i, p) in ports.iter().enumerate() {
+            if (p.from as usize) < n_hosts {
+                host_tor[p.from as usize] = p.to;
+            }
+            if (p.to as usize) < n_hosts {
+                host_down_port[p.to as usize] = i as u32;
+            }
+        }
+        let tors: Vec<u32> =
+            (0..self.nodes.len() as u32).filter(|&n| self.nodes[n as usize].role == Role::Tor).collect();
+        let mut tor_index = vec![u32::MAX; self.nodes.len()];
+        for (i, &t) in tors.iter().enumerate() {
+            tor_index[t as usize] = i as u32;
+        }
+        Topology { nodes: self.nodes, n_hosts, ports, port_start, host_tor, host_down_port, tors, tor_index }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_has_exactly_one_uplink_to_a_tor() {
+        let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        for h in 0..t.n_hosts as u32 {
+            assert_eq!(t.ports_of(h).len(), 1);
+            assert_eq!(t.role(t.host_tor[h as usize]), Role::Tor);
+        }
+    }
+}

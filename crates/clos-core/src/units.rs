@@ -1,0 +1,230 @@
+//! Quantities: time in integer picoseconds, sizes in bytes, rates in bits per second.
+//!
+//! Integer time keeps runs bit-for-bit reproducible and makes serialisation times exact for the
+//! usual rates (1 Gb/s = 8,000 ps per byte, 10 Gb/s = 800, 40 Gb/s = 200). Scenario files write
+//! quantities as numbers in base units or as strings with a unit (`"10Gbps"`, `"1us"`, `"64KiB"`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Simulated time in picoseconds.
+pub type Time = u64;
+
+pub const PS_PER_NS: Time = 1_000;
+pub const PS_PER_US: Time = 1_000_000;
+pub const PS_PER_MS: Time = 1_000_000_000;
+pub const PS_PER_S: Time = 1_000_000_000_000;
+
+/// Serialisation time of `bytes` on a link of `rate_bps`, rounded up to the next picosecond.
+#[inline]
+pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
+    let bits_ps = bytes as u128 * 8 * PS_PER_S as u128;
+    bits_ps.div_ceil(rate_bps as u128) as Time
+}
+
+/// Bytes a link of `rate_bps` serialises in `dt` picoseconds (rounded down).
+#[inline]
+pub fn bytes_in(dt: Time, rate_bps: u64) -> u64 {
+    (dt as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64
+}
+
+pub fn seconds(t: Time) -> f64 {
+    t as f64 / PS_PER_S as f64
+}
+
+/// A value as written in a scenario: a bare number in base units, or a string with a unit.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Written {
+    Int(u64),
+    Float(f64),
+    Text(String),
+}
+
+fn split_unit(s: &str) -> Result<(f64, String), String> {
+    let s = s.trim();
+    let idx = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+'))
+        .unwrap_or(s.len());
+    // "1e3us" is fine, but a unit starting with 'e' never occurs, so splitting at the first
+    // non-numeric character is unambiguous.
+    let (num, unit) = s.split_at(idx);
+    let value: f64 = num
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{s}` does not start with a number"))?;
+    Ok((value, unit.trim().to_string()))
+}
+
+fn from_written<F>(w: Written, kind: &str, scale_of: F, examples: &str) -> Result<u64, String>
+where
+    F: Fn(&str) -> Option<f64>,
+{
+    let value = match w {
+        Written::Int(v) => return Ok(v),
+        Written::Float(v) => v * scale_of("").unwrap_or(1.0),
+        Written::Text(s) => {
+            let (v, unit) = split_unit(&s)?;
+            let scale = scale_of(&unit)
+                .ok_or_else(|| format!("unknown {kind} unit `{unit}` in `{s}`; write e.g. {examples}"))?;
+            v * scale
+        }
+    };
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("{kind} must be a non-negative number, got {value}"));
+    }
+    Ok(value.round() as u64)
+}
+
+/// A duration in picoseconds. Bare numbers are seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize, Serialize)]
+#[serde(try_from = "Written", into = "String")]
+pub struct Duration(pub Time);
+
+impl TryFrom<Written> for Duration {
+    type Error = String;
+    fn try_from(w: Written) -> Result<Self, String> {
+        let w = match w {
+            Written::Int(v) => Written::Float(v as f64),
+            other => other,
+        };
+        from_written(
+            w,
+            "time",
+            |u| match u {
+                "" | "s" => Some(PS_PER_S as f64),
+                "ms" => Some(PS_PER_MS as f64),
+                "us" | "µs" => Some(PS_PER_US as f64),
+                "ns" => Some(PS_PER_NS as f64),
+                "ps" => Some(1.0),
+                _ => None,
+            },
+            "\"10ms\", \"1us\", \"500ns\" or a number of seconds",
+        )
+        .map(Duration)
+    }
+}
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        for (unit, scale) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
+            if ps != 0 && ps % scale == 0 {
+                return write!(f, "{}{unit}", ps / scale);
+            }
+        }
+        write!(f, "{ps}ps")
+    }
+}
+
+impl From<Duration> for String {
+    fn from(d: Duration) -> String {
+        d.to_string()
+    }
+}
+
+/// A size in bytes. KB/MB/GB are decimal (as link rates are); KiB/MiB/GiB are binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize, Serialize)]
+#[serde(try_from = "Written", into = "u64")]
+pub struct ByteSize(pub u64);
+
+pub(crate) fn byte_unit(u: &str) -> Option<f64> {
+    Some(match u {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+impl TryFrom<Written> for ByteSize {
+    type Error = String;
+    fn try_from(w: Written) -> Result<Self, String> {
+        from_written(w, "size", byte_unit, "\"1500B\", \"64KB\", \"2MiB\" or a number of bytes").map(ByteSize)
+    }
+}
+
+impl From<ByteSize> for u64 {
+    fn from(b: ByteSize) -> u64 {
+        b.0
+    }
+}
+
+/// Parse a size written as text (used by the flow-list reader).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    ByteSize::try_from(Written::Text(s.to_string())).map(|b| b.0)
+}
+
+/// Parse a duration written as text; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    Duration::try_from(Written::Text(s.to_string())).map(|d| d.0)
+}
+
+/// A link rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize, Serialize)]
+#[serde(try_from = "Written", into = "u64")]
+pub struct Rate(pub u64);
+
+impl TryFrom<Written> for Rate {
+    type Error = String;
+    fn try_from(w: Written) -> Result<Self, String> {
+        from_written(
+            w,
+            "rate",
+            |u| match u {
+                "" | "bps" => Some(1.0),
+                "Kbps" | "kbps" => Some(1e3),
+                "Mbps" => Some(1e6),
+                "Gbps" => Some(1e9),
+                "Tbps" => Some(1e12),
+                _ => None,
+            },
+            "\"10Gbps\", \"100Mbps\" or a number of bits per second",
+        )
+        .map(Rate)
+    }
+}
+
+impl From<Rate> for u64 {
+    fn from(r: Rate) -> u64 {
+        r.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dur(s: &str) -> Time {
+        parse_duration(s).unwrap()
+    }
+
+    #[test]
+    fn durations_parse_to_exact_picoseconds() {
+        assert_eq!(dur("10ms"), 10 * PS_PER_MS);
+        assert_eq!(dur("1.5us"), 1_500_000);
+        assert_eq!(dur("0.001"), PS_PER_MS);
+        assert!(parse_duration("10 parsecs").unwrap_err().contains("unknown time unit"));
+        assert_eq!(Duration(40 * PS_PER_US).to_string(), "40us");
+    }
+
+    #[test]
+    fn sizes_distinguish_decimal_and_binary_units() {
+        assert_eq!(parse_bytes("64KB").unwrap(), 64_000);
+        assert_eq!(parse_bytes("64KiB").unwrap(), 65_536);
+        assert!(parse_bytes("-3MB").is_err());
+    }
+
+    #[test]
+    fn serialisation_times_are_exact_at_common_rates() {
+        assert_eq!(tx_time(1538, 10_000_000_000), 1538 * 800);
+        assert_eq!(tx_time(1538, 1_000_000_000), 1538 * 8000);
+        assert_eq!(tx_time(1, 3), 2_666_666_666_667); // rounded up
+        assert_eq!(bytes_in(1538 * 800, 10_000_000_000), 1538);
+    }
+}
