@@ -5,3 +5,6 @@ pub mod rng;
 pub mod routing;
 pub mod topology;
 pub mod units;
+pub mod fabric;
+pub mod lb;
+pub mod transport;

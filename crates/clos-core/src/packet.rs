@@ -54,6 +54,8 @@ pub struct Packet {
     pub encap: u8,
     /// Hop count so far (for per-hop metrics and loop protection).
     pub hops: u8,
+    /// Hash of the flow's 5-tuple in this direction: ECMP's key, and VL2's outer source address.
+    pub entropy: u64,
     /// Send time of the data segment (data) or the echoed one (ACK): RFC 7323 timestamps.
     pub ts: u64,
     /// SACK blocks on ACKs; `(0, 0)` is unused.

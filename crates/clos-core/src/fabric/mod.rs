@@ -1,0 +1,132 @@
+//! Output-queued switch ports and host NICs.
+//!
+//! Each port is a FIFO drop-tail buffer (bytes) feeding a link of fixed rate and propagation
+//! delay. Because the queue is FIFO at a constant rate, a packet's departure time is known the
+//! moment it is enqueued: it starts when the link is free (`busy_until`) and takes its wire bytes
+//! times 8 / rate. So a hop costs one event (the arrival at the far end) and the queue length at
+//! any instant is the unserialised backlog, `(busy_until - now) * rate`. This is exact for FIFO
+//! output queues; schemes that need to reorder or pause a queue must not use this shortcut.
+//!
+//! The backlog read by a decision excludes the packet being enqueued (as in DRILL's hardware,
+//! DRILL §3.2.1), and the ECN mark (DCTCP) is set when that backlog exceeds the threshold K.
+
+use crate::topology::Topology;
+use crate::units::{bytes_in, tx_time, Time};
+
+/// Struct-of-arrays over all ports (directed links).
+pub struct Ports {
+    pub rate_bps: Vec<u64>,
+    pub delay: Vec<Time>,
+    /// Node at the far end.
+    pub peer: Vec<u32>,
+    busy_until: Vec<Time>,
+    buffer: Vec<u64>,
+    ecn_threshold: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    pub tx_packets: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+}
+
+/// What happened to a packet offered to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// The buffer was full (drop-tail).
+    Dropped,
+    /// Accepted; it reaches the far end at `arrival`, waited `queueing` before serialisation,
+    /// and should be CE-marked if `mark`.
+    Accepted { arrival: Time, queueing: Time, mark: bool },
+}
+
+impl Ports {
+    /// `switch_buffer` applies to switch ports; host NICs never drop (a host's stack applies
+    /// back-pressure instead). `ecn` is the marking threshold in bytes for switch ports.
+    pub fn new(t: &Topology, switch_buffer: u64, ecn: Option<u64>) -> Ports {
+        let n = t.ports.len();
+        let is_host_port = |i: usize| t.is_host(t.ports[i].from);
+        Ports {
+            rate_bps: t.ports.iter().map(|p| p.rate_bps).collect(),
+            delay: t.ports.iter().map(|p| p.delay).collect(),
+            peer: t.ports.iter().map(|p| p.to).collect(),
+            busy_until: vec![0; n],
+            buffer: (0..n).map(|i| if is_host_port(i) { u64::MAX } else { switch_buffer }).collect(),
+            ecn_threshold: (0..n).map(|i| if is_host_port(i) { u64::MAX } else { ecn.unwrap_or(u64::MAX) }).collect(),
+            tx_bytes: vec![0; n],
+            tx_packets: vec![0; n],
+            drops: vec![0; n],
+            ecn_marks: vec![0; n],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rate_bps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rate_bps.is_empty()
+    }
+
+    /// Bytes queued at `port` and not yet serialised at `now` (includes the unsent part of the
+    /// packet on the wire).
+    #[inline]
+    pub fn backlog(&self, port: u32, now: Time) -> u64 {
+        let p = port as usize;
+        bytes_in(self.busy_until[p].saturating_sub(now), self.rate_bps[p])
+    }
+
+    /// Offer a packet of `wire` bytes to `port` at `now`; `ect` says whether it may be CE-marked.
+    #[inline]
+    pub fn enqueue(&mut self, port: u32, wire: u64, ect: bool, now: Time) -> Enqueued {
+        let p = port as usize;
+        let backlog = self.backlog(port, now);
+        if backlog.saturating_add(wire) > self.buffer[p] {
+            self.drops[p] += 1;
+            return Enqueued::Dropped;
+        }
+        let mark = ect && backlog > self.ecn_threshold[p];
+        if mark {
+            self.ecn_marks[p] += 1;
+        }
+        let start = self.busy_until[p].max(now);
+        let done = start + tx_time(wire, self.rate_bps[p]);
+        self.busy_until[p] = done;
+        self.tx_bytes[p] += wire;
+        self.tx_packets[p] += 1;
+        Enqueued::Accepted { arrival: done + self.delay[p], queueing: start - now, mark }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::leaf_spine::{build, LeafSpine};
+    use crate::units::Rate;
+
+    fn ports() -> (Ports, u32) {
+        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        let leaf_up = t.ports_of(t.tors[0]).find(|&p| !t.is_host(t.ports[p as usize].to)).unwrap();
+        (Ports::new(&t, 3000, Some(1000)), leaf_up)
+    }
+
+    #[test]
+    fn fifo_departures_follow_the_link_rate() {
+        let (mut p, port) = ports();
+        let a = p.enqueue(port, 1500, false, 0);
+        let b = p.enqueue(port, 1500, false, 0);
+        // 1500 B at 10 Gb/s = 1.2 us; plus 1 us propagation.
+        assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, queueing: 0, mark: false });
+        assert_eq!(b, Enqueued::Accepted { arrival: 3_400_000, queueing: 1_200_000, mark: false });
+        assert_eq!(p.backlog(port, 600_000), 2250);
+    }
+
+    #[test]
+    fn drop_tail_and_ecn_threshold_use_the_backlog_before_the_arrival() {
+        let (mut p, port) = ports();
+        assert!(matches!(p.enqueue(port, 1500, true, 0), Enqueued::Accepted { mark: false, .. }));
+        // Backlog 1500 > K = 1000: marked.
+        assert!(matches!(p.enqueue(port, 1500, true, 0), Enqueued::Accepted { mark: true, .. }));
+        // 3000 + 1 > 3000 B buffer: dropped.
+        assert_eq!(p.enqueue(port, 1, true, 0), Enqueued::Dropped);
+        assert_eq!((p.drops[port as usize], p.ecn_marks[port as usize]), (1, 1));
+    }
+}

@@ -1,0 +1,34 @@
+//! Transports: our own TCP models (not a foreign stack), written as state machines that the
+//! simulator drives. Sequence numbers count segments of `mss` bytes (the last may be shorter).
+
+pub mod receiver;
+pub mod sack;
+pub mod tcp;
+
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// TCP NewReno with SACK-based loss recovery (RFC 5681, RFC 6675).
+    #[default]
+    Tcp,
+    /// DCTCP (RFC 8257) on top of the same loss recovery.
+    Dctcp,
+}
+
+/// Transport parameters, shared by all flows of a run.
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub mss: u32,
+    pub initial_window: u32,
+    pub dupack_threshold: u32,
+    /// ACK every `delayed_ack` in-order segments (1 = every segment).
+    pub delayed_ack: u32,
+    pub delayed_ack_timeout: Time,
+    pub rto_min: Time,
+    pub rto_max: Time,
+    /// DCTCP's EWMA gain g; `None` for plain TCP.
+    pub dctcp_g: Option<f64>,
+}

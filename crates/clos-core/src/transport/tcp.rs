@@ -1,0 +1,382 @@
+//! The TCP sender: NewReno congestion control (RFC 5681) with SACK-based loss recovery in the
+//! style of RFC 6675, an RFC 6298 retransmission timer, and DCTCP (RFC 8257) as an option.
+//!
+//! Loss recovery keeps a scoreboard of SACKed segments. A hole is deemed lost when at least
+//! `dupack_threshold` SACKed segments lie above it (RFC 6675 IsLost, counted in segments);
+//! "pipe" counts segments in flight: outstanding, not SACKed, not lost, plus retransmissions of
+//! lost holes. Recovery starts on `dupack_threshold` duplicate ACKs or when the first hole is
+//! deemed lost, halves the window once per window of data (NewReno's recovery point), and
+//! retransmits lost holes before new data. A retransmission timeout makes every outstanding hole
+//! lost and restarts from a one-segment window in slow start. Round-trip samples come from echoed
+//! send times (RFC 7323 timestamps), so retransmitted segments give valid samples.
+
+use super::sack::RangeSet;
+use super::TcpParams;
+use crate::packet::SackBlocks;
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recovery {
+    None,
+    /// Fast recovery after duplicate ACKs: window held at ssthresh.
+    Fast,
+    /// After a timeout: slow start from one segment while lost holes are resent.
+    Timeout,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Sender {
+    bytes: u64,
+    mss: u64,
+    /// Segments in the flow.
+    pub total: u32,
+    /// Oldest unacknowledged segment.
+    pub una: u32,
+    /// Next new segment to send.
+    pub nxt: u32,
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    ssthresh: u64,
+    ca_credit: u64,
+    dupacks: u32,
+    sacked: RangeSet,
+    recovery: Recovery,
+    /// NewReno recovery point: no new window reduction for losses below it.
+    recover: u32,
+    /// Next hole to consider for retransmission (RFC 6675 HighRxt).
+    high_rxt: u32,
+    /// Holes below this are deemed lost.
+    lost_limit: u32,
+    /// RFC 6675 (4.3): the first lost segment goes out on entering recovery, whatever the window.
+    resend_first: bool,
+    srtt: Option<Time>,
+    rttvar: Time,
+    backoff: u32,
+    /// DCTCP: estimate of the fraction of marked bytes.
+    pub alpha: f64,
+    obs_end: u32,
+    obs_acked: u64,
+    obs_marked: u64,
+    cwr_end: u32,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(bytes: u64, p: &TcpParams) -> Sender {
+        let mss = p.mss as u64;
+        let total = bytes.div_ceil(mss).max(1) as u32;
+        Sender {
+            bytes,
+            mss,
+            total,
+            una: 0,
+            nxt: 0,
+            cwnd: p.initial_window as u64 * mss,
+            ssthresh: u64::MAX,
+            ca_credit: 0,
+            dupacks: 0,
+            sacked: RangeSet::default(),
+            recovery: Recovery::None,
+            recover: 0,
+            high_rxt: 0,
+            lost_limit: 0,
+            resend_first: false,
+            srtt: None,
+            rttvar: 0,
+            backoff: 0,
+            alpha: 1.0, // RFC 8257 §4.2 recommends starting at 1 (conservative)
+            obs_end: 0,
+            obs_acked: 0,
+            obs_marked: 0,
+            cwr_end: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Payload bytes of segment `seg` (the last one may be short; an empty flow sends one
+    /// zero-byte segment so that it still completes).
+    pub fn payload(&self, seg: u32) -> u32 {
+        let start = seg as u64 * self.mss;
+        self.bytes.saturating_sub(start).min(self.mss) as u32
+    }
+
+    fn bytes_between(&self, a: u32, b: u32) -> u64 {
+        (b as u64 * self.mss).min(self.bytes) - (a as u64 * self.mss).min(self.bytes)
+    }
+
+    pub fn done(&self) -> bool {
+        self.una >= self.total
+    }
+
+    pub fn outstanding(&self) -> bool {
+        self.una < self.nxt
+    }
+
+    /// Segments in flight (RFC 6675 pipe, counted in segments).
+    pub fn pipe(&self) -> u32 {
+        let sacked = self.sacked.count_below(self.nxt);
+        let lost_end = self.lost_limit.clamp(self.una, self.nxt);
+        let lost = (lost_end - self.una) - self.sacked.count_below(lost_end);
+        let rx_end = self.high_rxt.clamp(self.una, lost_end);
+        let resent = (rx_end - self.una) - self.sacked.count_below(rx_end);
+        (self.nxt - self.una) - sacked - lost + resent
+    }
+
+    /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5).
+    pub fn rto(&self, p: &TcpParams) -> Time {
+        let base = match self.srtt {
+            Some(srtt) => (srtt + 4 * self.rttvar).max(p.rto_min),
+            None => p.rto_min,
+        };
+        base.saturating_mul(1 << self.backoff.min(16)).min(p.rto_max)
+    }
+
+    fn rtt_sample(&mut self, r: Time) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                self.rttvar = (3 * self.rttvar + s.abs_diff(r)) / 4;
+                self.srtt = Some((7 * s + r) / 8);
+            }
+        }
+    }
+
+    pub fn srtt(&self) -> Option<Time> {
+        self.srtt
+    }
+
+    /// Process an ACK. Returns true if it acknowledged new data (the caller restarts the timer).
+    pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
+        let cum = cum.min(self.nxt);
+        self.rtt_sample(now.saturating_sub(echo));
+        for &(a, b) in sack {
+            let (a, b) = (a.max(cum), b.min(self.nxt));
+            if a < b {
+                self.sacked.insert(a, b);
+            }
+        }
+        let advanced = cum > self.una;
+        if advanced {
+            let acked = self.bytes_between(self.una, cum);
+            self.una = cum;
+            self.sacked.remove_below(cum);
+            self.dupacks = 0;
+            self.backoff = 0;
+            self.high_rxt = self.high_rxt.max(cum);
+            self.lost_limit = self.lost_limit.max(cum);
+            if p.dctcp_g.is_some() {
+                self.obs_acked += acked;
+                if ece {
+                    self.obs_marked += acked;
+                }
+            }
+            match self.recovery {
+                Recovery::Fast if cum >= self.recover => {
+                    self.recovery = Recovery::None;
+                    self.cwnd = self.ssthresh;
+                }
+                Recovery::Fast => {} // partial ACK: keep recovering (RFC 6675 §5)
+                Recovery::Timeout => {
+                    self.grow(acked);
+                    if cum >= self.recover {
+                        self.recovery = Recovery::None;
+                    }
+                }
+                Recovery::None => self.grow(acked),
+            }
+        } else if self.outstanding() {
+            self.dupacks += 1;
+        }
+        if let Some(g) = p.dctcp_g {
+            self.dctcp_update(ece, g);
+        }
+        if self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover {
+            let first_hole_lost = self.sacked.count_below(self.nxt) >= p.dupack_threshold;
+            if self.dupacks >= p.dupack_threshold || first_hole_lost {
+                self.enter_fast_recovery();
+            }
+        }
+        if self.recovery != Recovery::None {
+            if let Some(x) = self.sacked.nth_highest(p.dupack_threshold) {
+                self.lost_limit = self.lost_limit.max(x);
+            }
+        }
+        advanced
+    }
+
+    fn grow(&mut self, acked: u64) {
+        if self.cwnd < self.ssthresh {
+            // Slow start with appropriate byte counting, L = 2 (RFC 3465).
+            self.cwnd += acked.min(2 * self.mss);
+        } else {
+            self.ca_credit += acked;
+            if self.ca_credit >= self.cwnd {
+                self.ca_credit -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    /// RFC 8257 §3.3: once per window of data, fold the marked fraction into alpha; on ECE,
+    /// cut the window by alpha/2 at most once per window.
+    fn dctcp_update(&mut self, ece: bool, g: f64) {
+        if self.una >= self.obs_end && self.obs_acked > 0 {
+            let f = self.obs_marked as f64 / self.obs_acked as f64;
+            self.alpha = (1.0 - g) * self.alpha + g * f;
+            self.obs_acked = 0;
+            self.obs_marked = 0;
+            self.obs_end = self.nxt;
+        }
+        if ece && self.una >= self.cwr_end && self.recovery == Recovery::None {
+            self.cwnd = ((self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(self.mss);
+            self.ssthresh = self.cwnd;
+            self.ca_credit = 0;
+            self.cwr_end = self.nxt;
+        }
+    }
+
+    fn enter_fast_recovery(&mut self) {
+        self.stats.fast_recoveries += 1;
+        // RFC 5681 eq. (4): half the FlightSize (outstanding data), not half of pipe.
+        let flight = (self.nxt - self.una) as u64 * self.mss;
+        self.ssthresh = (flight / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.ca_credit = 0;
+        self.recovery = Recovery::Fast;
+        self.recover = self.nxt;
+        self.cwr_end = self.nxt;
+        self.high_rxt = self.una;
+        self.lost_limit = self.lost_limit.max(self.una + 1);
+        self.resend_first = true;
+    }
+
+    /// The retransmission timer expired.
+    pub fn on_timeout(&mut self) {
+        if self.done() || !self.outstanding() {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = (self.nxt - self.una) as u64 * self.mss;
+        self.ssthresh = (flight / 2).max(2 * self.mss);
+        self.cwnd = self.mss;
+        self.ca_credit = 0;
+        self.dupacks = 0;
+        self.recovery = Recovery::Timeout;
+        self.recover = self.nxt;
+        self.cwr_end = self.nxt;
+        self.high_rxt = self.una;
+        self.lost_limit = self.nxt;
+        self.backoff += 1;
+    }
+
+    /// The next segment the window allows: `(segment, is_retransmission)`. Call until `None`.
+    pub fn next_segment(&mut self) -> Option<(u32, bool)> {
+        let forced = std::mem::take(&mut self.resend_first);
+        if !forced && self.pipe() as u64 * self.mss >= self.cwnd {
+            return None;
+        }
+        if self.recovery != Recovery::None {
+            let hole = self.sacked.next_gap(self.high_rxt.max(self.una));
+            if hole < self.lost_limit.min(self.nxt) {
+                self.high_rxt = hole + 1;
+                self.stats.retransmits += 1;
+                return Some((hole, true));
+            }
+        }
+        if self.nxt < self.total {
+            self.nxt += 1;
+            return Some((self.nxt - 1, false));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> TcpParams {
+        TcpParams {
+            mss: 1000,
+            initial_window: 4,
+            dupack_threshold: 3,
+            delayed_ack: 1,
+            delayed_ack_timeout: 0,
+            rto_min: 1_000,
+            rto_max: 1_000_000,
+            dctcp_g: None,
+        }
+    }
+
+    fn drain(s: &mut Sender) -> Vec<(u32, bool)> {
+        std::iter::from_fn(|| s.next_segment()).collect()
+    }
+
+    const NO_SACK: SackBlocks = [(0, 0); 3];
+
+    #[test]
+    fn initial_window_then_slow_start() {
+        let p = params();
+        let mut s = Sender::new(100_000, &p);
+        assert_eq!(drain(&mut s).len(), 4);
+        s.on_ack(10, 2, &NO_SACK, false, 0, &p);
+        // 2 segments acked: cwnd 4 -> 6 segments, 2 in flight: 4 more.
+        assert_eq!(drain(&mut s), vec![(4, false), (5, false), (6, false), (7, false)]);
+    }
+
+    #[test]
+    fn three_dupacks_retransmit_the_hole_once_and_halve_the_window() {
+        let p = params();
+        let mut s = Sender::new(100_000, &p);
+        s.cwnd = 8_000;
+        assert_eq!(drain(&mut s).len(), 8);
+        // Segment 0 lost; 1, 2, 3 arrive and are SACKed.
+        for k in 1..=3u32 {
+            s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+        }
+        assert_eq!(s.cwnd, 4_000, "halved from the flight of 8");
+        let sent = drain(&mut s);
+        assert_eq!(sent[0], (0, true));
+        assert_eq!(sent.iter().filter(|x| x.1).count(), 1, "only the hole is resent: {sent:?}");
+        // The retransmission arrives: everything up to 8 acked, recovery ends.
+        s.on_ack(20, 8, &NO_SACK, false, 0, &p);
+        assert_eq!(s.stats.retransmits, 1);
+        assert_eq!(s.stats.fast_recoveries, 1);
+    }
+
+    #[test]
+    fn timeout_resends_from_the_first_hole_with_one_segment() {
+        let p = params();
+        let mut s = Sender::new(10_000, &p);
+        drain(&mut s);
+        s.on_timeout();
+        assert_eq!(s.cwnd, 1_000);
+        assert_eq!(drain(&mut s), vec![(0, true)]);
+        assert_eq!(s.rto(&p), 2_000, "backed off once");
+    }
+
+    #[test]
+    fn dctcp_cuts_by_alpha_over_two_once_per_window() {
+        let mut p = params();
+        p.dctcp_g = Some(1.0 / 16.0);
+        let mut s = Sender::new(1_000_000, &p);
+        s.cwnd = 10_000;
+        s.ssthresh = 10_000;
+        drain(&mut s);
+        // First window fully marked: alpha stays 1, cut by half once.
+        s.on_ack(10, 5, &NO_SACK, true, 0, &p);
+        assert_eq!(s.cwnd, 5_000);
+        s.on_ack(11, 6, &NO_SACK, true, 0, &p);
+        assert_eq!(s.cwnd, 5_000, "no second cut within the same window");
+    }
+}
