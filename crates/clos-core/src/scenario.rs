@@ -1,0 +1,501 @@
+//! The scenario schema: one source of truth for fields, defaults and validation.
+//!
+//! Python parses TOML and passes JSON; Rust tests build scenarios directly. Unknown fields are
+//! rejected by name, type errors carry the dotted path of the field (`serde_path_to_error`),
+//! and [`Scenario::normalize`] checks cross-field rules and fills every default in, so the
+//! normalised scenario written to `summary.json` says exactly what ran.
+
+use crate::error::{bad, Result};
+use crate::lb::Scheme;
+use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
+use crate::transport::{Kind, TcpParams};
+use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub stop: Stop,
+    /// A run never simulates past this, whatever `stop` says.
+    #[serde(default = "default_max_time")]
+    pub max_time: Duration,
+    pub topology: TopologySpec,
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    #[serde(default)]
+    pub transport: TransportSpec,
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+fn default_name() -> String {
+    "unnamed".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_max_time() -> Duration {
+    Duration(10 * PS_PER_S)
+}
+
+/// When a run ends: when every flow has delivered its last byte, or at a fixed time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "StopWritten", into = "String")]
+pub enum Stop {
+    #[default]
+    AllFlowsDone,
+    At(Duration),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StopWritten {
+    Text(String),
+    Seconds(f64),
+}
+
+impl TryFrom<StopWritten> for Stop {
+    type Error = String;
+    fn try_from(w: StopWritten) -> std::result::Result<Stop, String> {
+        match w {
+            StopWritten::Text(s) if s == "all_flows_done" => Ok(Stop::AllFlowsDone),
+            StopWritten::Text(s) => crate::units::parse_duration(&s)
+                .map(|d| Stop::At(Duration(d)))
+                .map_err(|e| format!("{e}; or write \"all_flows_done\"")),
+            StopWritten::Seconds(x) if x > 0.0 && x.is_finite() => Ok(Stop::At(Duration((x * PS_PER_S as f64) as u64))),
+            StopWritten::Seconds(x) => Err(format!("stop time must be positive, got {x}")),
+        }
+    }
+}
+
+impl From<Stop> for String {
+    fn from(s: Stop) -> String {
+        match s {
+            Stop::AllFlowsDone => "all_flows_done".into(),
+            Stop::At(d) => d.to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    Vl2,
+    FatTree,
+    LeafSpine,
+}
+
+/// Every fabric's parameters in one table; fields that do not apply to `kind` are rejected.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    pub kind: TopologyKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tors: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers_per_tor: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intermediates: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d_a: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d_i: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_cores: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_per_pair: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric_rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<Duration>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Per output port, drop-tail.
+    #[serde(default = "default_buffer")]
+    pub buffer: ByteSize,
+    /// Mark CE when the backlog at enqueue exceeds this (needed by DCTCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<ByteSize>,
+}
+
+fn default_buffer() -> ByteSize {
+    ByteSize(1_000_000)
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec { buffer: default_buffer(), ecn_threshold: None }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    #[serde(default)]
+    pub scheme: Scheme,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportSpec {
+    pub kind: Kind,
+    pub mss: u32,
+    pub initial_window: u32,
+    pub dupack_threshold: u32,
+    pub delayed_ack: u32,
+    pub delayed_ack_timeout: Duration,
+    pub rto_min: Duration,
+    pub rto_max: Duration,
+    pub dctcp_g: f64,
+}
+
+impl Default for TransportSpec {
+    fn default() -> Self {
+        TransportSpec {
+            kind: Kind::Tcp,
+            mss: 1460,
+            initial_window: 10,
+            dupack_threshold: 3,
+            delayed_ack: 1,
+            delayed_ack_timeout: Duration(40 * PS_PER_US),
+            rto_min: Duration(10 * PS_PER_MS),
+            rto_max: Duration(PS_PER_S),
+            dctcp_g: 1.0 / 16.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// All-to-all: every chosen host sends `bytes` to every other (VL2 §5.1).
+    Shuffle,
+    /// Each host sends `bytes` to exactly one other and receives from exactly one.
+    Permutation,
+    /// An explicit list of flows from a CSV file.
+    Flows,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    /// Shuffle and permutation: use the first `hosts` hosts (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<ByteSize>,
+    /// Permutation: every host sends outside its own pod (rack, for two-tier fabrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_pod: Option<bool>,
+    /// Flows: CSV with a header `src,dst,bytes,start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Each generated flow starts at a uniform random time in `[0, start_jitter]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Duration>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Width of the goodput time-series bins.
+    #[serde(default = "default_bin")]
+    pub bin: Duration,
+}
+
+fn default_bin() -> Duration {
+    Duration(PS_PER_MS)
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec { bin: default_bin() }
+    }
+}
+
+impl Scenario {
+    /// Parse JSON, naming the field at fault on error.
+    pub fn from_json(json: &str) -> Result<Scenario> {
+        let de = &mut serde_json::Deserializer::from_str(json);
+        let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
+            bad(field, e.into_inner().to_string())
+        })?;
+        s.normalize()?;
+        Ok(s)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a scenario always serialises")
+    }
+
+    /// Check cross-field rules and fill defaults in.
+    pub fn normalize(&mut self) -> Result<()> {
+        self.topology.normalize()?;
+        let t = &self.transport;
+        if !(64..=9000).contains(&t.mss) {
+            return Err(bad("transport.mss", format!("must be between 64 and 9000 bytes, got {}", t.mss)));
+        }
+        for (v, f) in [(t.initial_window, "initial_window"), (t.dupack_threshold, "dupack_threshold"), (t.delayed_ack, "delayed_ack")] {
+            if v == 0 {
+                return Err(bad(format!("transport.{f}"), "must be at least 1"));
+            }
+        }
+        if t.rto_min.0 == 0 || t.rto_max < t.rto_min {
+            return Err(bad("transport.rto_min", "must be positive and no larger than transport.rto_max"));
+        }
+        if !(t.dctcp_g > 0.0 && t.dctcp_g <= 1.0) {
+            return Err(bad("transport.dctcp_g", format!("must be in (0, 1], got {}", t.dctcp_g)));
+        }
+        if t.kind == Kind::Dctcp && self.switch.ecn_threshold.is_none() {
+            return Err(bad(
+                "switch.ecn_threshold",
+                "DCTCP needs switches that mark ECN; set a threshold, e.g. \"97.5KB\" (K = 65 packets, DCTCP's value for 10 Gb/s)",
+            ));
+        }
+        if let Some(k) = self.switch.ecn_threshold {
+            if k >= self.switch.buffer {
+                return Err(bad("switch.ecn_threshold", format!("{} B is not below the buffer ({} B): nothing would ever be marked", k.0, self.switch.buffer.0)));
+            }
+        }
+        let min_frame = crate::packet::wire::frame(t.mss as u64, 2);
+        if self.switch.buffer.0 < min_frame {
+            return Err(bad("switch.buffer", format!("{} B cannot hold one full-size packet ({min_frame} B)", self.switch.buffer.0)));
+        }
+        if self.output.bin.0 == 0 {
+            return Err(bad("output.bin", "must be positive"));
+        }
+        if self.max_time.0 == 0 {
+            return Err(bad("max_time", "must be positive"));
+        }
+        self.workload.normalize()
+    }
+
+    pub fn tcp_params(&self) -> TcpParams {
+        let t = &self.transport;
+        TcpParams {
+            mss: t.mss,
+            initial_window: t.initial_window,
+            dupack_threshold: t.dupack_threshold,
+            delayed_ack: t.delayed_ack,
+            delayed_ack_timeout: t.delayed_ack_timeout.0,
+            rto_min: t.rto_min.0,
+            rto_max: t.rto_max.0,
+            dctcp_g: (t.kind == Kind::Dctcp).then_some(t.dctcp_g),
+        }
+    }
+}
+
+impl TopologySpec {
+    fn given(&self) -> [(&'static str, bool, &'static [TopologyKind]); 13] {
+        use TopologyKind::*;
+        [
+            ("preset", self.preset.is_some(), &[Vl2]),
+            ("tors", self.tors.is_some(), &[Vl2]),
+            ("servers_per_tor", self.servers_per_tor.is_some(), &[Vl2]),
+            ("aggs", self.aggs.is_some(), &[Vl2]),
+            ("intermediates", self.intermediates.is_some(), &[Vl2]),
+            ("d_a", self.d_a.is_some(), &[Vl2]),
+            ("d_i", self.d_i.is_some(), &[Vl2]),
+            ("k", self.k.is_some(), &[FatTree]),
+            ("remove_cores", self.remove_cores.is_some(), &[FatTree]),
+            ("leaves", self.leaves.is_some(), &[LeafSpine]),
+            ("spines", self.spines.is_some(), &[LeafSpine]),
+            ("hosts_per_leaf", self.hosts_per_leaf.is_some(), &[LeafSpine]),
+            ("links_per_pair", self.links_per_pair.is_some(), &[LeafSpine]),
+        ]
+    }
+
+    fn normalize(&mut self) -> Result<()> {
+        let kind_name = serde_json::to_value(self.kind).unwrap().as_str().unwrap().to_string();
+        for (field, present, kinds) in self.given() {
+            if present && !kinds.contains(&self.kind) {
+                let owner = serde_json::to_value(kinds[0]).unwrap();
+                return Err(bad(format!("topology.{field}"), format!("applies to {} fabrics, not {kind_name}; remove it", owner.as_str().unwrap())));
+            }
+        }
+        let need = |v: Option<u32>, f: &str| v.ok_or_else(|| bad(format!("topology.{f}"), format!("is required for a {kind_name} fabric")));
+        match self.kind {
+            TopologyKind::Vl2 => {
+                let base = match self.preset.as_deref() {
+                    Some("testbed") => {
+                        self.host_rate.get_or_insert(Rate(1_000_000_000));
+                        self.fabric_rate.get_or_insert(Rate(10_000_000_000));
+                        vl2::Vl2::TESTBED
+                    }
+                    Some(other) => return Err(bad("topology.preset", format!("unknown preset `{other}`; the VL2 presets are: testbed"))),
+                    None if self.d_a.is_some() || self.d_i.is_some() => {
+                        vl2::Vl2::from_degrees(need(self.d_a, "d_a")?, need(self.d_i, "d_i")?, need(self.servers_per_tor, "servers_per_tor")?)?
+                    }
+                    None => vl2::Vl2 {
+                        tors: need(self.tors, "tors")?,
+                        servers_per_tor: need(self.servers_per_tor, "servers_per_tor")?,
+                        aggs: need(self.aggs, "aggs")?,
+                        intermediates: need(self.intermediates, "intermediates")?,
+                    },
+                };
+                self.tors = Some(self.tors.unwrap_or(base.tors));
+                self.servers_per_tor = Some(self.servers_per_tor.unwrap_or(base.servers_per_tor));
+                self.aggs = Some(self.aggs.unwrap_or(base.aggs));
+                self.intermediates = Some(self.intermediates.unwrap_or(base.intermediates));
+                let host = *self.host_rate.get_or_insert(Rate(1_000_000_000));
+                // VL2 §4.1: server links an order of magnitude slower than switch links.
+                self.fabric_rate.get_or_insert(Rate(host.0 * 10));
+            }
+            TopologyKind::FatTree => {
+                need(self.k, "k")?;
+                self.remove_cores.get_or_insert(0);
+                let host = *self.host_rate.get_or_insert(Rate(10_000_000_000));
+                self.fabric_rate.get_or_insert(host);
+            }
+            TopologyKind::LeafSpine => {
+                need(self.leaves, "leaves")?;
+                need(self.spines, "spines")?;
+                need(self.hosts_per_leaf, "hosts_per_leaf")?;
+                self.links_per_pair.get_or_insert(1);
+                let host = *self.host_rate.get_or_insert(Rate(10_000_000_000));
+                self.fabric_rate.get_or_insert(host);
+            }
+        }
+        for (r, f) in [(self.host_rate, "host_rate"), (self.fabric_rate, "fabric_rate")] {
+            if r.unwrap().0 < 1_000 {
+                return Err(bad(format!("topology.{f}"), "must be at least 1Kbps"));
+            }
+        }
+        self.link_delay.get_or_insert(Duration(PS_PER_US));
+        self.build().map(|_| ())
+    }
+
+    /// Build the fabric (after `normalize`).
+    pub fn build(&self) -> Result<Topology> {
+        let (h, f, d) = (self.host_rate.unwrap(), self.fabric_rate.unwrap(), self.link_delay.unwrap().0);
+        let topo = match self.kind {
+            TopologyKind::Vl2 => vl2::build(
+                &vl2::Vl2 {
+                    tors: self.tors.unwrap(),
+                    servers_per_tor: self.servers_per_tor.unwrap(),
+                    aggs: self.aggs.unwrap(),
+                    intermediates: self.intermediates.unwrap(),
+                },
+                h,
+                f,
+                d,
+            )?,
+            TopologyKind::FatTree => fat_tree::build(&fat_tree::FatTree { k: self.k.unwrap(), remove_cores: self.remove_cores.unwrap() }, h, f, d)?,
+            TopologyKind::LeafSpine => leaf_spine::build(
+                &leaf_spine::LeafSpine {
+                    leaves: self.leaves.unwrap(),
+                    spines: self.spines.unwrap(),
+                    hosts_per_leaf: self.hosts_per_leaf.unwrap(),
+                    links_per_pair: self.links_per_pair.unwrap(),
+                },
+                h,
+                f,
+                d,
+            )?,
+        };
+        if topo.n_hosts > 1 << 20 {
+            return Err(bad("topology", format!("{} hosts is more than the supported 1,048,576", topo.n_hosts)));
+        }
+        Ok(topo)
+    }
+}
+
+impl WorkloadSpec {
+    fn normalize(&mut self) -> Result<()> {
+        use WorkloadKind::*;
+        let kind = serde_json::to_value(self.kind).unwrap().as_str().unwrap().to_string();
+        let reject = |present: bool, field: &str, owner: &str| {
+            if present {
+                Err(bad(format!("workload.{field}"), format!("applies to {owner} workloads, not {kind}; remove it")))
+            } else {
+                Ok(())
+            }
+        };
+        match self.kind {
+            Shuffle | Permutation => {
+                if self.bytes.is_none() {
+                    return Err(bad("workload.bytes", format!("is required for a {kind} workload (bytes per flow, e.g. \"1MB\")")));
+                }
+                reject(self.file.is_some(), "file", "flows")?;
+                if self.kind == Shuffle {
+                    reject(self.cross_pod.is_some(), "cross_pod", "permutation")?;
+                } else {
+                    self.cross_pod.get_or_insert(false);
+                }
+                self.start_jitter.get_or_insert(Duration(0));
+                if self.hosts == Some(0) || self.hosts == Some(1) {
+                    return Err(bad("workload.hosts", "needs at least 2 hosts to make any flow"));
+                }
+            }
+            Flows => {
+                if self.file.is_none() {
+                    return Err(bad("workload.file", "is required for a flows workload (a CSV with header src,dst,bytes,start)"));
+                }
+                reject(self.bytes.is_some(), "bytes", "shuffle and permutation")?;
+                reject(self.hosts.is_some(), "hosts", "shuffle and permutation")?;
+                reject(self.cross_pod.is_some(), "cross_pod", "permutation")?;
+                reject(self.start_jitter.is_some(), "start_jitter", "shuffle and permutation")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(json: &str) -> String {
+        Scenario::from_json(json).unwrap_err().to_string()
+    }
+
+    const OK: &str = r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "workload": {"kind": "shuffle", "bytes": "1MB"}}"#;
+
+    #[test]
+    fn defaults_are_filled_in() {
+        let s = Scenario::from_json(OK).unwrap();
+        assert_eq!(s.topology.tors, Some(4));
+        assert_eq!(s.topology.host_rate, Some(Rate(1_000_000_000)));
+        let round = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(round.to_json(), s.to_json());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology: unknown field `tor`"));
+        assert!(err(r#"{"topology": {"kind": "fat_tree", "k": -4}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.k:"));
+        assert!(err(r#"{"topology": {"kind": "fat_tree", "k": 4, "spines": 2}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.spines: applies to leaf_spine"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "workload": {"kind": "shuffle"}}"#).starts_with("workload.bytes: is required"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "transport": {"kind": "dctcp"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("switch.ecn_threshold"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "host_rate": "1 Gbit"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.host_rate: unknown rate unit"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "routing": {"scheme": "magic"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("routing.scheme: unknown variant `magic`"));
+    }
+}

@@ -1,0 +1,131 @@
+//! Hosts: the transport endpoints and the agent that stamps packets on their way out.
+
+use super::World;
+use crate::event::Event;
+use crate::lb::Fabric;
+use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT};
+use crate::transport::receiver::Ack;
+
+impl World {
+    /// Send whatever the flow's window allows, and keep its retransmission timer running.
+    pub(super) fn pump(&mut self, flow: u32) {
+        let f = flow as usize;
+        while let Some((seg, _retx)) = self.senders[f].next_segment() {
+            let spec = &self.flows[f];
+            let mut pkt = Packet {
+                flow,
+                src: spec.src,
+                dst: spec.dst,
+                seg,
+                payload: self.senders[f].payload(seg),
+                flags: if self.params.dctcp_g.is_some() { FLAG_ECT } else { 0 },
+                ts: self.now,
+                entropy: self.entropy[f][0],
+                ..Packet::default()
+            };
+            self.emit(spec.src, &mut pkt);
+        }
+        if self.senders[f].outstanding() && self.rto[f].deadline.is_none() {
+            self.arm_rto(flow);
+        }
+    }
+
+    pub(super) fn send_ack(&mut self, flow: u32, ack: Ack) {
+        let f = flow as usize;
+        let spec = &self.flows[f];
+        let mut pkt = Packet {
+            flow,
+            src: spec.dst,
+            dst: spec.src,
+            seg: ack.cum,
+            flags: FLAG_ACK | if ack.ece { FLAG_ECE } else { 0 },
+            ts: ack.echo,
+            entropy: self.entropy[f][1],
+            sack: ack.sack,
+            ..Packet::default()
+        };
+        self.emit(spec.dst, &mut pkt);
+    }
+
+    /// The host agent's last word (VL2 encapsulation), then the NIC queue.
+    fn emit(&mut self, host: u32, pkt: &mut Packet) {
+        let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+        self.fwd.at_source(&f, pkt);
+        let h = self.pool.alloc(*pkt);
+        self.counters.sent += 1;
+        self.transmit(self.topo.port_start[host as usize], h);
+    }
+
+    pub(super) fn host_receive(&mut self, h: u32) {
+        let pkt = *self.pool.get(h);
+        self.pool.free(h);
+        self.counters.delivered += 1;
+        let f = pkt.flow as usize;
+        if pkt.has(FLAG_ACK) {
+            let advanced = self.senders[f].on_ack(self.now, pkt.seg, &pkt.sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
+            if !self.senders[f].outstanding() {
+                self.rto[f].deadline = None;
+            } else if advanced {
+                self.arm_rto(pkt.flow); // RFC 6298 (5.3): restart on new data acknowledged
+            }
+            self.pump(pkt.flow);
+            return;
+        }
+        let before = self.receivers[f].nxt;
+        let r = self.receivers[f].on_data(pkt.seg, pkt.has(FLAG_CE), pkt.ts, &self.params);
+        if r.delivered > 0 {
+            let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
+            self.delivered_bytes[f] += bytes;
+            let bin = (self.now / self.bin) as usize;
+            if self.goodput_bins.len() <= bin {
+                self.goodput_bins.resize(bin + 1, 0);
+            }
+            self.goodput_bins[bin] += bytes;
+            if self.receivers[f].nxt >= self.senders[f].total && self.finished[f].is_none() {
+                self.finished[f] = Some(self.now);
+                self.flows_done += 1;
+            }
+        }
+        for ack in r.acks.into_iter().flatten() {
+            self.send_ack(pkt.flow, ack);
+        }
+        if r.arm_delayed_ack {
+            let gen = self.receivers[f].ack_gen;
+            self.queue.schedule(self.now + self.params.delayed_ack_timeout, Event::DelayedAck { flow: pkt.flow, gen });
+        }
+    }
+
+    fn arm_rto(&mut self, flow: u32) {
+        let f = flow as usize;
+        let deadline = self.now + self.senders[f].rto(&self.params);
+        let t = &mut self.rto[f];
+        t.deadline = Some(deadline);
+        if t.pending.is_none_or(|p| p > deadline) {
+            t.gen = t.gen.wrapping_add(1);
+            t.pending = Some(deadline);
+            self.queue.schedule(deadline, Event::Rto { flow, gen: t.gen });
+        }
+    }
+
+    pub(super) fn on_rto_event(&mut self, flow: u32, gen: u32) {
+        let f = flow as usize;
+        let t = &mut self.rto[f];
+        if gen != t.gen {
+            return;
+        }
+        t.pending = None;
+        match t.deadline {
+            None => {}
+            Some(d) if d > self.now => {
+                t.gen = t.gen.wrapping_add(1);
+                t.pending = Some(d);
+                self.queue.schedule(d, Event::Rto { flow, gen: t.gen });
+            }
+            Some(_) => {
+                self.senders[f].on_timeout();
+                self.rto[f].deadline = None;
+                self.pump(flow); // re-arms the timer with the backed-off RTO
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The world and its event loop.
+//!
+//! A [`World`] owns the fabric (ports, routes, forwarder), the flows' transport state, the packet
+//! pool and the calendar. `run` pops events in `(time, scheduling order)` and dispatches them with
+//! a `match`; every handler runs in O(1) amortised time and, once pools and queues have grown to
+//! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
+
+mod host;
+
+use crate::error::{Error, Result};
+use crate::event::{Event, EventQueue};
+use crate::fabric::{Enqueued, Ports};
+use crate::lb::{Fabric, Forwarder};
+use crate::metrics::{Counters, RunOutput};
+use crate::packet::{PacketPool, FLAG_CE};
+use crate::rng::{mix64, Streams};
+use crate::routing::Routes;
+use crate::scenario::{Scenario, Stop};
+use crate::topology::Topology;
+use crate::transport::receiver::Receiver;
+use crate::transport::tcp::Sender;
+use crate::transport::TcpParams;
+use crate::units::Time;
+use crate::workload::{self, FlowSpec};
+
+/// Packets that have crossed this many switches are dropped as looping (never happens with the
+/// shortest-path tables; a guard against a forwarding bug silently spinning forever).
+const MAX_HOPS: u8 = 32;
+
+/// Per-flow timer bookkeeping: timers are never cancelled in the calendar; a fired event whose
+/// generation is stale is ignored, and a deadline pushed later re-schedules lazily.
+#[derive(Clone, Copy)]
+struct RtoTimer {
+    deadline: Option<Time>,
+    gen: u32,
+    /// Time of the live calendar entry, if any.
+    pending: Option<Time>,
+}
+
+pub struct World {
+    pub topo: Topology,
+    routes: Routes,
+    pub ports: Ports,
+    fwd: Forwarder,
+    pool: PacketPool,
+    queue: EventQueue,
+    params: TcpParams,
+    pub flows: Vec<FlowSpec>,
+    entropy: Vec<[u64; 2]>,
+    pub senders: Vec<Sender>,
+    pub receivers: Vec<Receiver>,
+    rto: Vec<RtoTimer>,
+    /// Time each flow's last byte reached its receiver.
+    pub finished: Vec<Option<Time>>,
+    pub delivered_bytes: Vec<u64>,
+    flows_done: usize,
+    pub counters: Counters,
+    pub goodput_bins: Vec<u64>,
+    bin: Time,
+    pub now: Time,
+    pub events: u64,
+    stop: Stop,
+    max_time: Time,
+}
+
+impl World {
+    pub fn new(s: &Scenario) -> Result<World> {
+        let topo = s.topology.build()?;
+        let mut streams = Streams::new(s.seed);
+        let mut workload_rng = streams.stream();
+        let flows = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+        let routes = Routes::compute(&topo);
+        let ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
+        let fwd = Forwarder::new(s.routing.scheme, &topo, &mut streams);
+        let params = s.tcp_params();
+        // 5-tuple hash per direction: (src, dst, src port, dst port, TCP). Source ports are
+        // distinct per flow, so flows between the same pair hash independently.
+        let entropy = flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let sport = 1024 + i as u64;
+                let fwd = mix64((f.src as u64) << 40 ^ (f.dst as u64) << 16 ^ mix64(sport << 16 | 80) ^ 6);
+                let rev = mix64((f.dst as u64) << 40 ^ (f.src as u64) << 16 ^ mix64(80 << 16 | sport) ^ 6);
+                [fwd, rev]
+            })
+            .collect();
+        let senders = flows.iter().map(|f| Sender::new(f.bytes, &params)).collect();
+        let n = flows.len();
+        let mut queue = EventQueue::with_capacity(1024);
+        for (i, f) in flows.iter().enumerate() {
+            queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
+        }
+        let max_time = match s.stop {
+            Stop::At(d) => d.0.min(s.max_time.0),
+            Stop::AllFlowsDone => s.max_time.0,
+        };
+        Ok(World {
+            topo,
+            routes,
+            ports,
+            fwd,
+            pool: PacketPool::default(),
+            queue,
+            params,
+            flows,
+            entropy,
+            senders,
+            receivers: vec![Receiver::default(); n],
+            rto: vec![RtoTimer { deadline: None, gen: 0, pending: None }; n],
+            finished: vec![None; n],
+            delivered_bytes: vec![0; n],
+            flows_done: 0,
+            counters: Counters::default(),
+            goodput_bins: Vec::new(),
+            bin: s.output.bin.0,
+            now: 0,
+            events: 0,
+            stop: s.stop,
+            max_time,
+        })
+    }
+
+    /// Run to the stop condition; returns the simulated end time.
+    pub fn run(&mut self) -> Time {
+        self.run_until(self.max_time);
+        if let Stop::At(d) = self.stop {
+            self.now = self.now.max(d.0.min(self.max_time));
+        }
+        self.now
+    }
+
+    /// Run events up to and including time `limit` (or the stop condition, if earlier); lets
+    /// tests and samplers observe the fabric between steps.
+    pub fn run_until(&mut self, limit: Time) -> Time {
+        let limit = limit.min(self.max_time);
+        while let Some(t) = self.queue.peek_time() {
+            if t > limit {
+                self.now = limit;
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Event::Arrive { node, pkt } => {
+                    if self.topo.is_host(node) {
+                        self.host_receive(pkt);
+                    } else {
+                        self.forward(node, pkt);
+                    }
+                }
+                Event::FlowStart { flow } => self.pump(flow),
+                Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
+                Event::DelayedAck { flow, gen } => {
+                    if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
+                        self.send_ack(flow, ack);
+                    }
+                }
+            }
+            if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
+                break;
+            }
+        }
+        self.now
+    }
+
+    pub fn bin_width(&self) -> Time {
+        self.bin
+    }
+
+    pub fn all_done(&self) -> bool {
+        self.flows_done == self.flows.len()
+    }
+
+    /// Packets still alive (in a queue or on a wire) after `run`.
+    pub fn in_flight(&self) -> u64 {
+        self.pool.live() as u64
+    }
+
+    /// sent = delivered + dropped + in flight, or an error.
+    pub fn check_conservation(&self) -> Result<()> {
+        let c = &self.counters;
+        if c.sent != c.delivered + c.dropped + self.in_flight() {
+            return Err(Error::Invariant(format!(
+                "packet conservation: sent {} != delivered {} + dropped {} + in flight {}",
+                c.sent,
+                c.delivered,
+                c.dropped,
+                self.in_flight()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A switch forwards a packet: straight down if it is the destination's ToR (which strips
+    /// any VL2 encapsulation), otherwise wherever the load balancer says.
+    fn forward(&mut self, node: u32, h: u32) {
+        let pkt = self.pool.get_mut(h);
+        pkt.hops += 1;
+        if pkt.hops > MAX_HOPS {
+            debug_assert!(false, "forwarding loop");
+            self.pool.free(h);
+            self.counters.dropped += 1;
+            return;
+        }
+        let dst = pkt.dst as usize;
+        let port = if self.topo.host_tor[dst] == node {
+            pkt.encap = 0;
+            self.topo.host_down_port[dst]
+        } else {
+            let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+            self.fwd.next_port(&f, node, pkt)
+        };
+        self.transmit(port, h);
+    }
+
+    /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
+    fn transmit(&mut self, port: u32, h: u32) {
+        let pkt = self.pool.get(h);
+        match self.ports.enqueue(port, pkt.wire_bytes(), pkt.has(crate::packet::FLAG_ECT), self.now) {
+            Enqueued::Dropped => {
+                self.pool.free(h);
+                self.counters.dropped += 1;
+            }
+            Enqueued::Accepted { arrival, mark, .. } => {
+                if mark {
+                    self.pool.get_mut(h).flags |= FLAG_CE;
+                }
+                self.queue.schedule(arrival, Event::Arrive { node: self.ports.peer[port as usize], pkt: h });
+            }
+        }
+    }
+
+    /// Everything a run produces, for `metrics`.
+    pub fn output(&self, cpu_seconds: f64, wall_seconds: f64, peak_memory: u64) -> RunOutput<'_> {
+        RunOutput { world: self, cpu_seconds, wall_seconds, peak_memory, params: &self.params }
+    }
+}
