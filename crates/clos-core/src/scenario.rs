@@ -246,7 +246,10 @@ impl Scenario {
         let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
-            bad(field, e.into_inner().to_string())
+            // serde_json appends a JSON position; users wrote TOML, so it would only mislead.
+            let msg = e.into_inner().to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            bad(field, msg)
         })?;
         s.normalize()?;
         Ok(s)
@@ -490,7 +493,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology: unknown field `tor`"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.tor: unknown field `tor`, expected one of"));
         assert!(err(r#"{"topology": {"kind": "fat_tree", "k": -4}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.k:"));
         assert!(err(r#"{"topology": {"kind": "fat_tree", "k": 4, "spines": 2}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.spines: applies to leaf_spine"));
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "workload": {"kind": "shuffle"}}"#).starts_with("workload.bytes: is required"));
