@@ -108,6 +108,9 @@ impl TryFrom<Written> for Duration {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
+        if ps == 0 {
+            return write!(f, "0s");
+        }
         for (unit, scale) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
             if ps != 0 && ps % scale == 0 {
                 return write!(f, "{}{unit}", ps / scale);

@@ -1,0 +1,46 @@
+"""clos: a packet-level simulator of Clos datacenter fabrics (VL2, fat tree, leaf-spine).
+
+The simulation runs in the Rust extension `clos._core`; this package reads scenarios, shapes the
+results into polars tables, and provides the `clos` command.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+from clos import _core
+from clos._core import ScenarioError
+from clos.results import Results
+from clos.scenario import Scenario, load_scenario
+
+__all__ = [
+    "Results",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "load_results",
+    "load_scenario",
+    "run",
+    "validate",
+]
+
+__version__ = _core.version()
+
+ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
+
+
+def run(scenario: ScenarioLike) -> Results:
+    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario."""
+    return Results.from_core(_core.run(Scenario.of(scenario).to_json()))
+
+
+def validate(scenario: ScenarioLike) -> dict[str, Any]:
+    """The scenario as the core will run it, every default filled in; raises ScenarioError."""
+    return json.loads(_core.validate(Scenario.of(scenario).to_json()))
+
+
+def load_results(directory: str | PathLike[str]) -> Results:
+    """Results saved earlier by `clos run` or Results.save."""
+    return Results.load(directory)

@@ -1,0 +1,161 @@
+"""The `clos` command: run and validate scenarios, compare schemes, list them, benchmark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+import clos
+from clos.bench import TARGET_CPU_SECONDS, bench_files
+from clos.results import Results
+from clos.scenario import Scenario, describe
+from clos.schemes import schemes as known_schemes
+from clos.table import bench_table, comparison_table, run_table
+
+app = typer.Typer(
+    help="Packet-level simulator of Clos datacenter fabrics.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+DEFAULT_SCENARIO = "vl2-testbed"
+DEFAULT_SCHEMES = ("ecmp", "vlb")
+
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a scenario field, e.g. routing.scheme=ecmp or seed=3. Repeatable.",
+    ),
+]
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Mistakes in the user's input become one red paragraph and exit status 2, not a traceback."""
+    try:
+        yield
+    except (clos.ScenarioError, OSError) as error:
+        stderr.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def simulate(scenario: Scenario, quiet: bool) -> Results:
+    status = nullcontext() if quiet else stderr.status(f"simulating {scenario.name}")
+    with status:
+        return clos.run(scenario)
+
+
+def show_version(value: bool) -> None:
+    if value:
+        stdout.print(f"clos {clos.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Packet-level simulator of Clos datacenter fabrics."""
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        str | None,
+        typer.Argument(
+            help="A scenario TOML file or a bundled scenario name. Without it: the VL2 testbed "
+            "shuffle, once with ecmp and once with vlb, compared side by side.",
+            show_default=False,
+        ),
+    ] = None,
+    overrides: Overrides = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Folder for the results. Default: results/<scenario name>; without a scenario, "
+            "results/default with one subfolder per scheme.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only save.")] = False,
+) -> None:
+    """Run a scenario and save its flows, links, goodput and summary."""
+    with reported_errors():
+        if scenario is None:
+            compare_schemes(overrides or [], out or Path("results", "default"), quiet)
+            return
+        loaded = Scenario.load(scenario, overrides or [])
+        results = simulate(loaded, quiet)
+        folder = results.save(out or Path("results", loaded.name))
+        if not quiet:
+            stdout.print(run_table(loaded.name, results))
+            stdout.print(f"saved to {folder}")
+
+
+def compare_schemes(overrides: list[str], out: Path, quiet: bool) -> None:
+    """The default run: the same scenario under each load-balancing scheme, the scheme set last."""
+    base = Scenario.load(DEFAULT_SCENARIO, overrides)
+    runs = {}
+    for scheme in DEFAULT_SCHEMES:
+        runs[scheme] = simulate(base.with_overrides([f"routing.scheme={scheme}"]), quiet)
+        runs[scheme].save(out / scheme)
+    if not quiet:
+        stdout.print(comparison_table(runs, title=f"{base.name}: ecmp vs vlb"))
+        stdout.print(f"saved to {out}/{{{','.join(DEFAULT_SCHEMES)}}}")
+
+
+@app.command()
+def validate(
+    scenario: Annotated[
+        str, typer.Argument(help="A scenario TOML file or a bundled scenario name.")
+    ],
+    overrides: Overrides = None,
+) -> None:
+    """Check a scenario against the core's schema without running it."""
+    with reported_errors():
+        loaded = Scenario.load(scenario, overrides or [])
+        normalised = clos.validate(loaded)
+        stdout.print(Text(f"ok: {loaded.name}", style="green"))
+        stdout.print(Text(describe(normalised)))
+
+
+@app.command()
+def schemes() -> None:
+    """List the load-balancing schemes (`routing.scheme`)."""
+    table = Table(title="load-balancing schemes")
+    table.add_column("scheme", style="bold")
+    table.add_column("description")
+    for scheme in known_schemes():
+        table.add_row(scheme.name, scheme.description)
+    stdout.print(table)
+
+
+@app.command()
+def bench(
+    only: Annotated[
+        str | None,
+        typer.Option("--only", help="Run one benchmark, by name or prefix (e.g. b1)."),
+    ] = None,
+) -> None:
+    """Run the bundled benchmark scenarios one after another and report simulator speed."""
+    with reported_errors():
+        runs = []
+        for path in bench_files(only):
+            runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))
+        stdout.print(bench_table(runs, TARGET_CPU_SECONDS))

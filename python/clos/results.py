@@ -1,0 +1,62 @@
+"""What one run produced: its summary and per-flow, per-link and goodput tables.
+
+On disk a run is a folder of three Parquet files and a pretty `summary.json`, so that results can be
+compared later without rerunning and read by any Parquet tool.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+TABLES = ("flows", "links", "goodput")
+SUMMARY = "summary.json"
+FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY)
+
+
+@dataclass(frozen=True, eq=False)
+class Results:
+    summary: dict[str, Any]
+    flows: pl.DataFrame
+    links: pl.DataFrame
+    goodput: pl.DataFrame
+
+    @classmethod
+    def from_core(cls, output: dict[str, Any]) -> Results:
+        """Wrap the dict `clos._core.run` returns (summary as JSON text, tables as columns)."""
+        return cls(json.loads(output["summary"]), *(_frame(output[table]) for table in TABLES))
+
+    def save(self, directory: str | PathLike[str]) -> Path:
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        for table in TABLES:
+            getattr(self, table).write_parquet(folder / f"{table}.parquet")
+        (folder / SUMMARY).write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        return folder
+
+    @classmethod
+    def load(cls, directory: str | PathLike[str]) -> Results:
+        folder = Path(directory)
+        missing = [name for name in FILES if not (folder / name).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"{folder} does not hold saved results: missing {', '.join(missing)} "
+                "(a results folder is written by `clos run` or Results.save)"
+            )
+        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        return cls(summary, *(pl.read_parquet(folder / f"{table}.parquet") for table in TABLES))
+
+
+def _frame(columns: dict[str, Any]) -> pl.DataFrame:
+    """Numpy columns keep their dtypes; list columns (node names, tiers) are text even if empty."""
+    return pl.DataFrame(
+        [
+            pl.Series(name, values, dtype=pl.String if isinstance(values, list) else None)
+            for name, values in columns.items()
+        ]
+    )

@@ -1,0 +1,164 @@
+"""Scenarios as Python sees them: TOML files, dotted command-line overrides, JSON for the core.
+
+The Rust core owns the schema, its defaults and its validation (docs/interface.md). This module only
+gets a table of values across, with errors that point at the file and line a person has to fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from clos._core import ScenarioError
+
+BUNDLED = Path(__file__).parent / "data" / "scenarios"
+
+# tomllib (3.11) puts the position only in the message text.
+_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+
+
+def bundled_names() -> list[str]:
+    return sorted(path.stem for path in BUNDLED.glob("*.toml"))
+
+
+def find(ref: str | PathLike[str]) -> Path:
+    """The file a scenario reference means: a path, or else the name of a bundled scenario."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    if str(ref) in bundled_names():
+        return BUNDLED / f"{ref}.toml"
+    raise FileNotFoundError(
+        f"scenario file not found: {ref} (bundled scenarios: {', '.join(bundled_names())})"
+    )
+
+
+def load_scenario(ref: str | PathLike[str]) -> dict[str, Any]:
+    """Parse a scenario file, with `workload.file` made relative to the file rather than the cwd."""
+    path = find(ref)
+    text = path.read_text(encoding="utf-8")
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _syntax_error(path, text, error) from None
+    workload = table.get("workload")
+    if isinstance(workload, dict) and isinstance(workload.get("file"), str):
+        workload["file"] = str((path.parent / workload["file"]).resolve())
+    return table
+
+
+def _syntax_error(path: Path, text: str, error: tomllib.TOMLDecodeError) -> ScenarioError:
+    reason = str(error)
+    position = _POSITION.search(reason)
+    if position is None:
+        return ScenarioError(f"{path}: TOML syntax error: {reason}")
+    line = int(position.group(1))
+    lines = text.splitlines()
+    source = lines[line - 1].strip() if line <= len(lines) else ""
+    return ScenarioError(
+        f"{path}, line {line}: TOML syntax error: {reason[: position.start()]}: {source!r}"
+    )
+
+
+def apply_overrides(table: dict[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
+    """A copy of `table` with each `dotted.key=value` applied, creating tables as needed."""
+    result = copy.deepcopy(table)
+    for assignment in assignments:
+        key, equals, raw = assignment.partition("=")
+        parts = key.strip().split(".")
+        if not equals or not all(parts):
+            raise ScenarioError(
+                f"--set {assignment!r}: expected KEY=VALUE with a dotted key, "
+                "e.g. routing.scheme=ecmp or seed=3"
+            )
+        node = result
+        for depth, part in enumerate(parts[:-1]):
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ScenarioError(
+                    f"--set {assignment!r}: {'.'.join(parts[: depth + 1])} is a value, not a table"
+                )
+        node[parts[-1]] = parse_value(raw.strip())
+    return result
+
+
+def parse_value(raw: str) -> Any:
+    """A TOML value (3, true, "10Gbps"), else the text: `routing.scheme=ecmp` needs no quotes."""
+    if "\n" not in raw:
+        try:
+            return tomllib.loads(f"value = {raw}")["value"]
+        except tomllib.TOMLDecodeError:
+            pass
+    return raw
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario table plus the file it came from, which names it when the table does not."""
+
+    table: dict[str, Any]
+    source: Path | None = None
+
+    @classmethod
+    def load(cls, ref: str | PathLike[str], overrides: Iterable[str] = ()) -> Scenario:
+        path = find(ref)
+        return cls(apply_overrides(load_scenario(path), overrides), path)
+
+    @classmethod
+    def of(cls, scenario: Scenario | dict[str, Any] | str | PathLike[str]) -> Scenario:
+        """Accept whatever the public API accepts: a Scenario, a table, a path or a bundled name."""
+        if isinstance(scenario, Scenario):
+            return scenario
+        if isinstance(scenario, dict):
+            return cls(scenario)
+        return cls.load(scenario)
+
+    def with_overrides(self, assignments: Iterable[str]) -> Scenario:
+        return Scenario(apply_overrides(self.table, assignments), self.source)
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.table.get("name"), str) and self.table["name"]:
+            return self.table["name"]
+        return self.source.stem if self.source else "scenario"
+
+    def to_json(self) -> str:
+        # TOML dates have no JSON form; as strings the core can name the field that rejects them.
+        return json.dumps(self.table, default=str)
+
+
+_TOPOLOGY_SIZE = (
+    "preset",
+    "k",
+    "remove_cores",
+    "tors",
+    "servers_per_tor",
+    "aggs",
+    "intermediates",
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "links_per_pair",
+)
+
+
+def describe(scenario: dict[str, Any]) -> str:
+    """One line saying what a (normalised) scenario simulates, for `clos validate`."""
+    topology = scenario.get("topology", {})
+    size = ", ".join(f"{key}={topology[key]}" for key in _TOPOLOGY_SIZE if key in topology)
+    workload = scenario.get("workload", {})
+    load = ", ".join(f"{key}={value}" for key, value in workload.items() if key != "kind")
+    return (
+        f"{topology.get('kind', '?')} ({size}); "
+        f"routing {scenario.get('routing', {}).get('scheme', '?')}; "
+        f"transport {scenario.get('transport', {}).get('kind', '?')}; "
+        f"{workload.get('kind', '?')} workload ({load}); "
+        f"stop at {scenario.get('stop', '?')}"
+    )

@@ -1,0 +1,134 @@
+"""Rich tables of results: one run in detail, several runs side by side, and benchmark timings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from clos import units
+from clos.results import Results
+
+Metric = tuple[str, Callable[[Results], str]]
+
+
+def _summary(section: str, key: str, fmt: Callable[[object], str]) -> Callable[[Results], str]:
+    return lambda results: fmt(results.summary[section][key])
+
+
+def _flow_total(column: str) -> Callable[[Results], str]:
+    # The summary carries no per-flow counters; they are summed from the flows table.
+    return lambda results: units.count(int(results.flows[column].sum()))
+
+
+FCT = [
+    ("FCT mean", _summary("flows", "fct_mean_s", units.duration)),
+    ("FCT p50", _summary("flows", "fct_p50_s", units.duration)),
+    ("FCT p99", _summary("flows", "fct_p99_s", units.duration)),
+    ("FCT p99.9", _summary("flows", "fct_p999_s", units.duration)),
+]
+
+SECTIONS: dict[str, list[Metric]] = {
+    "stats": [
+        ("events", _summary("stats", "events", units.count)),
+        ("events/s", _summary("stats", "events_per_sec", units.millions_per_second)),
+        ("CPU time", _summary("stats", "cpu_seconds", units.duration)),
+        ("wall time", _summary("stats", "wall_seconds", units.duration)),
+        ("simulated time", _summary("stats", "simulated_seconds", units.duration)),
+        ("peak memory", _summary("stats", "peak_memory_bytes", units.megabytes)),
+    ],
+    "packets": [
+        ("sent", _summary("packets", "sent", units.count)),
+        ("delivered", _summary("packets", "delivered", units.count)),
+        ("dropped", _summary("packets", "dropped", units.count)),
+        ("in flight", _summary("packets", "in_flight", units.count)),
+    ],
+    "flows": [
+        ("flows", _summary("flows", "count", units.count)),
+        ("finished", _summary("flows", "finished", units.count)),
+        *FCT,
+        ("FCT max", _summary("flows", "fct_max_s", units.duration)),
+        ("retransmits", _flow_total("retransmits")),
+        ("timeouts", _flow_total("timeouts")),
+    ],
+    "goodput": [
+        ("completion time", _summary("goodput", "completion_time_s", units.duration)),
+        ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
+        ("ideal goodput", _summary("goodput", "ideal_bps", units.rate)),
+        ("efficiency", _summary("goodput", "efficiency", units.percent)),
+        ("Jain fairness", _summary("goodput", "jain", units.ratio)),
+    ],
+}
+
+COMPARISON: list[Metric] = [
+    ("completion time", _summary("goodput", "completion_time_s", units.duration)),
+    ("efficiency", _summary("goodput", "efficiency", units.percent)),
+    ("Jain fairness", _summary("goodput", "jain", units.ratio)),
+    ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
+    *FCT,
+    ("retransmits", _flow_total("retransmits")),
+    ("drops", _summary("packets", "dropped", units.count)),
+    ("events/s", _summary("stats", "events_per_sec", units.millions_per_second)),
+    ("CPU time", _summary("stats", "cpu_seconds", units.duration)),
+    ("peak memory", _summary("stats", "peak_memory_bytes", units.megabytes)),
+]
+
+
+BENCH_COLUMNS = ("CPU", "wall", "events", "events/s", "sim/CPU", "delivered/CPU s", "peak mem")
+
+
+def run_table(name: str, results: Results) -> Table:
+    table = Table(title=name)
+    table.add_column("section", style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for section, metrics in SECTIONS.items():
+        for row, (label, value) in enumerate(metrics):
+            table.add_row(section if row == 0 else "", label, value(results))
+        table.add_section()
+    return table
+
+
+def comparison_table(runs: Mapping[str, Results], title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("")
+    for name in runs:
+        table.add_column(name, justify="right")
+    for label, value in COMPARISON:
+        table.add_row(label, *(value(results) for results in runs.values()))
+    return table
+
+
+def bench_table(runs: Sequence[tuple[str, Results]], targets: Mapping[str, float]) -> Table:
+    """Simulator speed per benchmark, against its CPU-time target where it has one."""
+    table = Table(title="benchmarks")
+    table.add_column("name", no_wrap=True)
+    for header in BENCH_COLUMNS:
+        table.add_column(header, justify="right")
+    table.add_column("target", no_wrap=True)
+    for name, results in runs:
+        stats = results.summary["stats"]
+        cpu = stats["cpu_seconds"]
+        delivered = int(results.goodput["bytes"].sum())
+        table.add_row(
+            name,
+            units.duration(cpu),
+            units.duration(stats["wall_seconds"]),
+            units.count(stats["events"]),
+            units.millions_per_second(stats["events_per_sec"]),
+            units.ratio(stats["simulated_seconds"] / cpu if cpu else None),
+            units.megabytes(delivered / cpu if cpu else None),
+            units.megabytes(stats["peak_memory_bytes"]),
+            _target(targets.get(name), cpu),
+        )
+    return table
+
+
+def _target(limit: float | None, cpu: float) -> Text:
+    if limit is None:
+        return Text(units.MISSING)
+    met = cpu <= limit
+    return Text(f"<= {limit} CPU s ").append(
+        "met" if met else "missed", style="green" if met else "bold red"
+    )

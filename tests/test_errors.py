@@ -1,0 +1,62 @@
+"""Bad input ends in one readable error and exit status 2, never a traceback."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clos.cli import app
+
+
+def fails_cleanly(runner: CliRunner, args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith("error: ")
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ("spines = 2", "spines = 2\nflavour = 3", "flavour"),
+        ("leaves = 2", "leaves = -2", "topology.leaves"),
+    ],
+    ids=["unknown field", "negative count"],
+)
+def test_invalid_scenario_names_the_field(
+    runner: CliRunner, tiny: Path, old: str, new: str, field: str
+):
+    tiny.write_text(tiny.read_text().replace(old, new))
+    assert field in fails_cleanly(runner, ["validate", str(tiny)])
+
+
+def test_invalid_override_names_the_field(runner: CliRunner, tiny: Path):
+    assert "topology.leaves" in fails_cleanly(
+        runner, ["run", str(tiny), "--set", "topology.leaves=-1"]
+    )
+
+
+def test_missing_file(runner: CliRunner, tmp_path: Path):
+    missing = tmp_path / "nowhere.toml"
+    message = fails_cleanly(runner, ["run", str(missing)])
+    assert "not found" in message and "nowhere.toml" in message
+
+
+def test_toml_syntax_error_names_the_line(runner: CliRunner, tiny: Path):
+    lines = tiny.read_text().splitlines()
+    lines[6] = "leaves = = 2"
+    tiny.write_text("\n".join(lines))
+    message = fails_cleanly(runner, ["validate", str(tiny)])
+    assert "tiny.toml, line 7" in message
+    assert "leaves = = 2" in message
+
+
+@pytest.mark.parametrize("assignment", ["seed", "=3", "routing..scheme=ecmp", "seed.x=1"])
+def test_malformed_set(runner: CliRunner, tiny: Path, assignment: str):
+    assert assignment in fails_cleanly(runner, ["validate", str(tiny), "--set", assignment])
+
+
+def test_unknown_benchmark(runner: CliRunner):
+    assert "b9" in fails_cleanly(runner, ["bench", "--only", "b9"])

@@ -1,0 +1,62 @@
+"""Scenario loading and overrides, and that every bundled scenario is one the core accepts."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import clos
+from clos.bench import BENCH, TARGET_CPU_SECONDS
+from clos.cli import app
+from clos.scenario import BUNDLED, apply_overrides, bundled_names, parse_value
+
+BUNDLED_FILES = sorted(BUNDLED.glob("*.toml")) + sorted(BENCH.glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", BUNDLED_FILES, ids=lambda path: path.stem)
+def test_bundled_scenarios_validate(path: Path):
+    normalised = clos.validate(path)
+    assert normalised["name"] == path.stem
+
+
+def test_every_benchmark_has_a_target():
+    assert {path.stem for path in BENCH.glob("*.toml")} == set(TARGET_CPU_SECONDS)
+
+
+def test_bundled_scenario_by_name(runner: CliRunner):
+    assert "vl2-testbed" in bundled_names()
+    result = runner.invoke(app, ["validate", "vl2-testbed"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("ok: vl2-testbed\n")
+    assert "shuffle" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("3", 3),
+        ("0.5", 0.5),
+        ("true", True),
+        ("ecmp", "ecmp"),
+        ('"10Gbps"', "10Gbps"),
+        ("10Gbps", "10Gbps"),
+        ("all flows", "all flows"),
+    ],
+)
+def test_override_values_are_toml_scalars_or_text(raw: str, value: object):
+    assert parse_value(raw) == value
+
+
+def test_overrides_set_nested_keys_without_touching_the_original():
+    table = {"routing": {"scheme": "vlb"}, "seed": 1}
+    overridden = apply_overrides(table, ["routing.scheme=ecmp", "seed=3", "output.bin=2ms"])
+    assert overridden == {"routing": {"scheme": "ecmp"}, "seed": 3, "output": {"bin": "2ms"}}
+    assert table == {"routing": {"scheme": "vlb"}, "seed": 1}
+
+
+def test_flow_file_is_relative_to_the_scenario(tmp_path: Path):
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "s.toml").write_text('[workload]\nkind = "flows"\nfile = "flows.csv"\n')
+    workload = clos.load_scenario(folder / "s.toml")["workload"]
+    assert workload["file"] == str((folder / "flows.csv").resolve())
