@@ -3,48 +3,55 @@
 Each formatter shows a missing (`None`) value as "-": the core reports unfinished values as null.
 """
 
+from collections.abc import Callable
+from functools import wraps
+from typing import TypeVar
+
 MISSING = "-"
 
+T = TypeVar("T", int, float)
 
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return MISSING
+
+def _or_missing(format_value: Callable[[T], str]) -> Callable[[T | None], str]:
+    @wraps(format_value)
+    def formatted(value: T | None) -> str:
+        return MISSING if value is None else format_value(value)
+
+    return formatted
+
+
+@_or_missing
+def duration(seconds: float) -> str:
     if abs(seconds) >= 1:
         return f"{seconds:.3f} s"
     return f"{seconds * 1e3:.3f} ms"
 
 
-def rate(bits_per_second: float | None) -> str:
-    if bits_per_second is None:
-        return MISSING
+@_or_missing
+def rate(bits_per_second: float) -> str:
     return f"{bits_per_second / 1e9:.2f} Gb/s"
 
 
-def megabytes(size_bytes: float | None) -> str:
-    if size_bytes is None:
-        return MISSING
+@_or_missing
+def megabytes(size_bytes: float) -> str:
     return f"{size_bytes / 1e6:.1f} MB"
 
 
-def count(n: int | None) -> str:
-    if n is None:
-        return MISSING
+@_or_missing
+def count(n: int) -> str:
     return f"{n:,}"
 
 
-def millions_per_second(per_second: float | None) -> str:
-    if per_second is None:
-        return MISSING
+@_or_missing
+def millions_per_second(per_second: float) -> str:
     return f"{per_second / 1e6:.2f} M/s"
 
 
-def percent(fraction: float | None) -> str:
-    if fraction is None:
-        return MISSING
+@_or_missing
+def percent(fraction: float) -> str:
     return f"{fraction * 100:.1f} %"
 
 
-def ratio(x: float | None) -> str:
-    if x is None:
-        return MISSING
+@_or_missing
+def ratio(x: float) -> str:
     return f"{x:.3g}"
