@@ -23,6 +23,10 @@ pub enum Event {
     Rto { flow: u32, gen: u32 },
     /// The delayed-ACK timer of `flow`'s receiver may have expired (stale if `gen` is old).
     DelayedAck { flow: u32, gen: u32 },
+    /// The receiver reorder shim of `flow` may have to release what it holds.
+    ShimFlush { flow: u32, gen: u32 },
+    /// The load balancer's periodic control loop (LocalFlow).
+    Tick,
 }
 
 #[derive(Clone, Copy)]

@@ -54,6 +54,15 @@ pub struct Packet {
     pub encap: u8,
     /// Hop count so far (for per-hop metrics and loop protection).
     pub hops: u8,
+    /// CONGA: congestion-experienced metric, the max of the DREs along the path (CONGA §3.2).
+    pub conga_ce: u8,
+    /// The port the packet last left by (its ingress link at the node it arrives at).
+    pub via: u32,
+    /// Scheme-owned tag: Presto's path label (a mixed-radix path index consumed hop by hop),
+    /// CONGA's LBTag (the source leaf's uplink index).
+    pub lb_tag: u32,
+    /// CONGA feedback piggybacked to the destination leaf: `(uplink index + 1, metric)`; 0 = none.
+    pub conga_fb: (u8, u8),
     /// Hash of the flow's 5-tuple in this direction: ECMP's key, and VL2's outer source address.
     pub entropy: u64,
     /// Send time of the data segment (data) or the echoed one (ACK): RFC 7323 timestamps.

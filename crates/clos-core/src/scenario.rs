@@ -153,12 +153,7 @@ impl Default for SwitchSpec {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoutingSpec {
-    #[serde(default)]
-    pub scheme: Scheme,
-}
+pub use crate::lb::params::RoutingSpec;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -172,6 +167,13 @@ pub struct TransportSpec {
     pub rto_min: Duration,
     pub rto_max: Duration,
     pub dctcp_g: f64,
+    /// Receiver reorder shim below TCP (default: on for Presto, off otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_shim: Option<bool>,
+    pub reorder_timeout: Duration,
+    /// The PLTS host agent: raise the duplicate-ACK threshold when reordering is detected.
+    pub adaptive_dupack_threshold: bool,
+    pub max_dupack_threshold: u32,
 }
 
 impl Default for TransportSpec {
@@ -186,6 +188,10 @@ impl Default for TransportSpec {
             rto_min: Duration(10 * PS_PER_MS),
             rto_max: Duration(PS_PER_S),
             dctcp_g: 1.0 / 16.0,
+            reorder_shim: None,
+            reorder_timeout: Duration(100 * PS_PER_US),
+            adaptive_dupack_threshold: false,
+            max_dupack_threshold: 100,
         }
     }
 }
@@ -262,7 +268,15 @@ impl Scenario {
     /// Check cross-field rules and fill defaults in.
     pub fn normalize(&mut self) -> Result<()> {
         self.topology.normalize()?;
+        self.routing.normalize()?;
+        self.transport.reorder_shim.get_or_insert(self.routing.scheme == Scheme::Presto);
         let t = &self.transport;
+        if t.reorder_timeout.0 == 0 {
+            return Err(bad("transport.reorder_timeout", "must be positive"));
+        }
+        if t.max_dupack_threshold < t.dupack_threshold {
+            return Err(bad("transport.max_dupack_threshold", format!("must be at least transport.dupack_threshold ({})", t.dupack_threshold)));
+        }
         if !(64..=9000).contains(&t.mss) {
             return Err(bad("transport.mss", format!("must be between 64 and 9000 bytes, got {}", t.mss)));
         }
@@ -312,6 +326,7 @@ impl Scenario {
             rto_min: t.rto_min.0,
             rto_max: t.rto_max.0,
             dctcp_g: (t.kind == Kind::Dctcp).then_some(t.dctcp_g),
+            adaptive_dupthresh: t.adaptive_dupack_threshold.then_some(t.max_dupack_threshold),
         }
     }
 }

@@ -26,6 +26,10 @@ pub struct Ports {
     pub tx_packets: Vec<u64>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
+    /// Bytes still being written into the buffer (not yet visible to a queue-length read) and
+    /// when the last of them becomes visible; see [`Ports::visible_backlog`].
+    entering: Vec<u64>,
+    entering_until: Vec<Time>,
 }
 
 /// What happened to a packet offered to a port.
@@ -55,6 +59,8 @@ impl Ports {
             tx_packets: vec![0; n],
             drops: vec![0; n],
             ecn_marks: vec![0; n],
+            entering: vec![0; n],
+            entering_until: vec![0; n],
         }
     }
 
@@ -74,6 +80,21 @@ impl Ports {
         bytes_in(self.busy_until[p].saturating_sub(now), self.rate_bps[p])
     }
 
+    /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus packets
+    /// that are "just entering the queue", i.e. enqueued less than their own serialisation time
+    /// ago. The model of "entering" is ours: the paper only says such packets are not counted
+    /// until fully enqueued, and writing a packet into the buffer at line rate takes that long.
+    #[inline]
+    pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
+        let p = port as usize;
+        let b = self.backlog(port, now);
+        if now < self.entering_until[p] {
+            b.saturating_sub(self.entering[p])
+        } else {
+            b
+        }
+    }
+
     /// Offer a packet of `wire` bytes to `port` at `now`; `ect` says whether it may be CE-marked.
     #[inline]
     pub fn enqueue(&mut self, port: u32, wire: u64, ect: bool, now: Time) -> Enqueued {
@@ -88,7 +109,13 @@ impl Ports {
             self.ecn_marks[p] += 1;
         }
         let start = self.busy_until[p].max(now);
-        let done = start + tx_time(wire, self.rate_bps[p]);
+        let tx = tx_time(wire, self.rate_bps[p]);
+        let done = start + tx;
+        if now >= self.entering_until[p] {
+            self.entering[p] = 0;
+        }
+        self.entering[p] += wire;
+        self.entering_until[p] = self.entering_until[p].max(now + tx);
         self.busy_until[p] = done;
         self.tx_bytes[p] += wire;
         self.tx_packets[p] += 1;

@@ -1,38 +1,91 @@
 //! Load balancing: how a switch picks one port among the equal-cost next hops.
 //!
 //! A scheme is one file with a state struct and a `next_port` method, plus one variant in
-//! [`Forwarder`] and one line in [`Forwarder::new`]. Dispatch is a `match` (no trait objects on the
-//! per-packet path). Each scheme sees the routes, the packet, and the port queues (load-aware
-//! schemes read `Ports::backlog`). Delivery from a destination ToR to its host is done by the
-//! simulator before the forwarder is asked, so schemes only handle fabric hops.
+//! [`Scheme`] (its name and description), one in [`Forwarder`], and its parameters in
+//! [`params::PARAMS`]. Dispatch is a `match` (no trait objects on the per-packet path). Each
+//! scheme sees the routes, the packet, and the port queues (load-aware schemes read
+//! `Ports::visible_backlog`). Delivery from a destination ToR to its host is done by the
+//! simulator before the forwarder is asked, so schemes only handle fabric hops. Optional hooks:
+//! `at_source` (host agent: VL2 encapsulation, Presto flowcells), `at_destination_tor` and
+//! `on_egress` (CONGA's feedback and path metrics), and `tick` (LocalFlow's control loop).
 
+pub mod conga;
+pub mod drill;
 pub mod ecmp;
+pub mod flowlet;
+pub mod localflow;
+pub mod params;
+pub mod presto;
+pub mod spray;
 pub mod vlb;
+pub mod wcmp;
 
+use crate::error::Result;
 use crate::fabric::Ports;
 use crate::packet::Packet;
 use crate::rng::Streams;
 use crate::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;
+use params::RoutingSpec;
 use serde::{Deserialize, Serialize};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The schemes a scenario can name in `routing.scheme`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
-    /// Per-flow hash of the 5-tuple with a per-switch salt.
     #[default]
     Ecmp,
-    /// VL2's Valiant load balancing: bounce every inter-rack flow off a random Intermediate.
     Vlb,
+    SprayRr,
+    SprayRandom,
+    SprayCounter,
+    Drill,
+    DrillFlow,
+    Localflow,
+    LocalflowNs,
+    Presto,
+    Letflow,
+    Conga,
+    Wcmp,
 }
 
 impl Scheme {
-    pub const ALL: [(Scheme, &'static str); 2] = [
+    pub const ALL: [(Scheme, &'static str); 13] = [
         (Scheme::Ecmp, "per-flow 5-tuple hash with a per-switch salt (RFC 2992)"),
         (Scheme::Vlb, "VL2 Valiant load balancing: encapsulate to the Intermediate anycast address, ECMP on the outer header (VL2 §4.2.2)"),
+        (Scheme::SprayRr, "PLTS per-packet round robin over the equal-cost next hops at every switch (PLTS-RR)"),
+        (Scheme::SprayRandom, "per-packet uniform random next hop at every switch (RPS; DRILL's Per-packet Random)"),
+        (Scheme::SprayCounter, "PLTS per-packet: the next hop with the fewest bytes sent so far (PLTS-CNT)"),
+        (Scheme::Drill, "DRILL(d, m): per packet, the least-loaded of d random samples and m remembered ports (DRILL §3.2)"),
+        (Scheme::DrillFlow, "per-flow DRILL strawman: DRILL's choice for a flow's first packet, then pinned (DRILL §4)"),
+        (Scheme::Localflow, "LocalFlow: every T, bin-pack per-destination flow rates onto uplinks, splitting by byte ranges (LocalFlow §3-5)"),
+        (Scheme::LocalflowNs, "LocalFlow without splitting (slack 1): load-aware whole-flow placement (LocalFlow §4)"),
+        (Scheme::Presto, "Presto: 64 KB flowcells source-routed round robin over paths, receiver reorder shim on (Presto §3)"),
+        (Scheme::Letflow, "LetFlow: a random next hop for every new flowlet (LetFlow)"),
+        (Scheme::Conga, "CONGA: flowlets placed at leaves by leaf-to-leaf congestion feedback (DRE metrics); ECMP above the leaves (CONGA §3)"),
+        (Scheme::Wcmp, "WCMP: per-flow hash weighted by link capacity or configured weights (Zhou et al., EuroSys'14)"),
     ];
+
+    /// The name scenarios use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Ecmp => "ecmp",
+            Scheme::Vlb => "vlb",
+            Scheme::SprayRr => "spray-rr",
+            Scheme::SprayRandom => "spray-random",
+            Scheme::SprayCounter => "spray-counter",
+            Scheme::Drill => "drill",
+            Scheme::DrillFlow => "drill-flow",
+            Scheme::Localflow => "localflow",
+            Scheme::LocalflowNs => "localflow-ns",
+            Scheme::Presto => "presto",
+            Scheme::Letflow => "letflow",
+            Scheme::Conga => "conga",
+            Scheme::Wcmp => "wcmp",
+        }
+    }
 }
 
 /// What every scheme may read when choosing.
@@ -43,24 +96,51 @@ pub struct Fabric<'a> {
     pub now: Time,
 }
 
+impl Fabric<'_> {
+    /// Index of the destination host's ToR among all ToRs (the routing table's column).
+    #[inline]
+    pub fn dst_tor_index(&self, pkt: &Packet) -> u32 {
+        self.topo.tor_index[self.topo.host_tor[pkt.dst as usize] as usize]
+    }
+}
+
 pub enum Forwarder {
     Ecmp(ecmp::Ecmp),
     Vlb(vlb::Vlb),
+    Spray(spray::Spray),
+    Drill(drill::Drill),
+    Localflow(localflow::LocalFlow),
+    Presto(presto::Presto),
+    Letflow(flowlet::LetFlow),
+    Conga(conga::Conga),
+    Wcmp(wcmp::Wcmp),
 }
 
 impl Forwarder {
-    pub fn new(scheme: Scheme, topo: &Topology, streams: &mut Streams) -> Forwarder {
-        match scheme {
+    /// `mss` is the transport's segment size (Presto and LocalFlow cut flows by byte offset).
+    pub fn new(spec: &RoutingSpec, topo: &Topology, routes: &Routes, mss: u32, streams: &mut Streams) -> Result<Forwarder> {
+        Ok(match spec.scheme {
             Scheme::Ecmp => Forwarder::Ecmp(ecmp::Ecmp::new(topo, streams)),
             Scheme::Vlb => Forwarder::Vlb(vlb::Vlb::new(topo, streams)),
-        }
+            Scheme::SprayRr => Forwarder::Spray(spray::Spray::new(spray::Mode::RoundRobin, routes, streams)),
+            Scheme::SprayRandom => Forwarder::Spray(spray::Spray::new(spray::Mode::Random, routes, streams)),
+            Scheme::SprayCounter => Forwarder::Spray(spray::Spray::new(spray::Mode::Counter, routes, streams)),
+            Scheme::Drill | Scheme::DrillFlow => Forwarder::Drill(drill::Drill::new(spec, topo, routes, streams)),
+            Scheme::Localflow | Scheme::LocalflowNs => Forwarder::Localflow(localflow::LocalFlow::new(spec, topo, mss, streams)),
+            Scheme::Presto => Forwarder::Presto(presto::Presto::new(spec, mss, topo, streams)),
+            Scheme::Letflow => Forwarder::Letflow(flowlet::LetFlow::new(spec, topo, streams)),
+            Scheme::Conga => Forwarder::Conga(conga::Conga::new(spec, topo, routes, streams)),
+            Scheme::Wcmp => Forwarder::Wcmp(wcmp::Wcmp::new(spec, topo, routes, streams)?),
+        })
     }
 
-    /// Host-agent processing of a packet leaving its source (VL2's agent encapsulates here).
+    /// Host-agent processing of a packet leaving its source.
     #[inline]
     pub fn at_source(&self, f: &Fabric, pkt: &mut Packet) {
-        if let Forwarder::Vlb(v) = self {
-            v.encapsulate(f, pkt);
+        match self {
+            Forwarder::Vlb(v) => v.encapsulate(f, pkt),
+            Forwarder::Presto(p) => p.label(pkt),
+            _ => {}
         }
     }
 
@@ -70,6 +150,52 @@ impl Forwarder {
         match self {
             Forwarder::Ecmp(s) => s.next_port(f, switch, pkt),
             Forwarder::Vlb(s) => s.next_port(f, switch, pkt),
+            Forwarder::Spray(s) => s.next_port(f, switch, pkt),
+            Forwarder::Drill(s) => s.next_port(f, switch, pkt),
+            Forwarder::Localflow(s) => s.next_port(f, switch, pkt),
+            Forwarder::Presto(s) => s.next_port(f, switch, pkt),
+            Forwarder::Letflow(s) => s.next_port(f, switch, pkt),
+            Forwarder::Conga(s) => s.next_port(f, switch, pkt),
+            Forwarder::Wcmp(s) => s.next_port(f, switch, pkt),
+        }
+    }
+
+    /// A packet reached its destination's ToR (before it goes down to the host).
+    #[inline]
+    pub fn at_destination_tor(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) {
+        if let Forwarder::Conga(c) = self {
+            c.at_destination_leaf(f, switch, pkt);
+        }
+    }
+
+    /// A packet leaves `switch` by fabric port `port` (after `next_port`).
+    #[inline]
+    pub fn on_egress(&mut self, f: &Fabric, port: u32, pkt: &mut Packet) {
+        if let Forwarder::Conga(c) = self {
+            c.on_egress(f, port, pkt);
+        }
+    }
+
+    /// Period of the scheme's control loop, if it has one.
+    pub fn tick_interval(&self) -> Option<Time> {
+        match self {
+            Forwarder::Localflow(l) => Some(l.interval),
+            _ => None,
+        }
+    }
+
+    /// Run the control loop once (every `tick_interval`).
+    pub fn tick(&mut self, f: &Fabric) {
+        if let Forwarder::Localflow(l) = self {
+            l.schedule(f);
+        }
+    }
+
+    /// Flows split over several ports by the last control-loop run (LocalFlow), for reports.
+    pub fn split_rules(&self) -> Option<u64> {
+        match self {
+            Forwarder::Localflow(l) => Some(l.splits_total),
+            _ => None,
         }
     }
 }
@@ -78,5 +204,31 @@ impl Forwarder {
 #[inline]
 pub fn pick(group: &[u32], hash: u64) -> u32 {
     debug_assert!(!group.is_empty(), "no route: the topology builder guarantees connectivity");
-    group[((hash as u128 * group.len() as u128) >> 64) as usize]
+    group[pick_index(group.len(), hash)]
 }
+
+#[inline]
+pub fn pick_index(len: usize, hash: u64) -> usize {
+    ((hash as u128 * len as u128) >> 64) as usize
+}
+
+/// Hasher for maps keyed by values that are already well-mixed hashes (flow entropy): the
+/// identity, so per-packet lookups cost no hashing. Iteration order is never relied on.
+#[derive(Default)]
+pub struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+pub type PreHashedMap<V> = std::collections::HashMap<u64, V, BuildHasherDefault<PreHashed>>;

@@ -47,8 +47,30 @@ impl Routes {
     /// Equal-cost ports at `switch` toward ToR number `tor_index`.
     #[inline]
     pub fn toward_tor(&self, switch: u32, tor_index: u32) -> &[u32] {
-        let g = self.to_tor[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize];
-        self.group(g)
+        self.group(self.group_toward_tor(switch, tor_index))
+    }
+
+    /// The id of that group. Groups are sets of one switch's ports, so an id also names the
+    /// switch: per-group scheme state (round-robin pointers, DRILL memory) is indexed by it.
+    #[inline]
+    pub fn group_toward_tor(&self, switch: u32, tor_index: u32) -> u32 {
+        self.to_tor[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize]
+    }
+
+    #[inline]
+    pub fn group_toward_core(&self, switch: u32) -> u32 {
+        self.to_core[switch as usize - self.n_hosts]
+    }
+
+    /// Where group `g`'s ports start in the flat port storage (for per-port-of-group tables).
+    #[inline]
+    pub fn group_offset(&self, g: u32) -> usize {
+        self.start[g as usize] as usize
+    }
+
+    /// Total length of the flat port storage.
+    pub fn group_storage_len(&self) -> usize {
+        self.ports.len()
     }
 
     /// Equal-cost ports at `switch` toward the nearest top-tier switch.
@@ -58,7 +80,7 @@ impl Routes {
     }
 
     #[inline]
-    fn group(&self, g: u32) -> &[u32] {
+    pub fn group(&self, g: u32) -> &[u32] {
         &self.ports[self.start[g as usize] as usize..self.start[g as usize + 1] as usize]
     }
 

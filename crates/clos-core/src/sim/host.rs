@@ -5,6 +5,7 @@ use crate::event::Event;
 use crate::lb::Fabric;
 use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT};
 use crate::transport::receiver::Ack;
+use crate::transport::reorder_shim::Segment;
 
 impl World {
     /// Send whatever the flow's window allows, and keep its retransmission timer running.
@@ -71,8 +72,41 @@ impl World {
             self.pump(pkt.flow);
             return;
         }
+        let seg = Segment { seg: pkt.seg, ce: pkt.has(FLAG_CE), ts: pkt.ts };
+        match self.shims.as_mut() {
+            None => self.receive_data(pkt.flow, seg),
+            Some(shims) => {
+                let mut out = std::mem::take(&mut self.shim_out);
+                if shims[f].on_data(seg, &mut out) {
+                    let gen = shims[f].gen;
+                    self.queue.schedule(self.now + self.shim_timeout, Event::ShimFlush { flow: pkt.flow, gen });
+                }
+                self.pass_up(pkt.flow, out);
+            }
+        }
+    }
+
+    pub(super) fn on_shim_timeout(&mut self, flow: u32, gen: u32) {
+        let mut out = std::mem::take(&mut self.shim_out);
+        if let Some(shims) = self.shims.as_mut() {
+            shims[flow as usize].on_timeout(gen, &mut out);
+        }
+        self.pass_up(flow, out);
+    }
+
+    /// Hand segments the shim released to TCP, then give the (emptied) buffer back.
+    fn pass_up(&mut self, flow: u32, mut out: Vec<Segment>) {
+        for s in out.drain(..) {
+            self.receive_data(flow, s);
+        }
+        self.shim_out = out;
+    }
+
+    /// TCP receives a data segment.
+    fn receive_data(&mut self, flow: u32, s: Segment) {
+        let f = flow as usize;
         let before = self.receivers[f].nxt;
-        let r = self.receivers[f].on_data(pkt.seg, pkt.has(FLAG_CE), pkt.ts, &self.params);
+        let r = self.receivers[f].on_data(s.seg, s.ce, s.ts, &self.params);
         if r.delivered > 0 {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
             self.delivered_bytes[f] += bytes;
@@ -87,11 +121,11 @@ impl World {
             }
         }
         for ack in r.acks.into_iter().flatten() {
-            self.send_ack(pkt.flow, ack);
+            self.send_ack(flow, ack);
         }
         if r.arm_delayed_ack {
             let gen = self.receivers[f].ack_gen;
-            self.queue.schedule(self.now + self.params.delayed_ack_timeout, Event::DelayedAck { flow: pkt.flow, gen });
+            self.queue.schedule(self.now + self.params.delayed_ack_timeout, Event::DelayedAck { flow, gen });
         }
     }
 

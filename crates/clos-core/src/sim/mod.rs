@@ -18,6 +18,7 @@ use crate::routing::Routes;
 use crate::scenario::{Scenario, Stop};
 use crate::topology::Topology;
 use crate::transport::receiver::Receiver;
+use crate::transport::reorder_shim::{ReorderShim, Segment};
 use crate::transport::tcp::Sender;
 use crate::transport::TcpParams;
 use crate::units::Time;
@@ -50,6 +51,10 @@ pub struct World {
     pub senders: Vec<Sender>,
     pub receivers: Vec<Receiver>,
     rto: Vec<RtoTimer>,
+    /// Receiver reorder shims (one per flow) when `transport.reorder_shim` is on.
+    pub shims: Option<Vec<ReorderShim>>,
+    shim_timeout: Time,
+    shim_out: Vec<Segment>,
     /// Time each flow's last byte reached its receiver.
     pub finished: Vec<Option<Time>>,
     pub delivered_bytes: Vec<u64>,
@@ -71,7 +76,7 @@ impl World {
         let flows = workload::generate(&s.workload, &topo, &mut workload_rng)?;
         let routes = Routes::compute(&topo);
         let ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
-        let fwd = Forwarder::new(s.routing.scheme, &topo, &mut streams);
+        let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         let params = s.tcp_params();
         // 5-tuple hash per direction: (src, dst, src port, dst port, TCP). Source ports are
         // distinct per flow, so flows between the same pair hash independently.
@@ -91,6 +96,9 @@ impl World {
         for (i, f) in flows.iter().enumerate() {
             queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
         }
+        if let Some(t) = fwd.tick_interval() {
+            queue.schedule(t, Event::Tick);
+        }
         let max_time = match s.stop {
             Stop::At(d) => d.0.min(s.max_time.0),
             Stop::AllFlowsDone => s.max_time.0,
@@ -108,6 +116,9 @@ impl World {
             senders,
             receivers: vec![Receiver::default(); n],
             rto: vec![RtoTimer { deadline: None, gen: 0, pending: None }; n],
+            shims: (s.transport.reorder_shim == Some(true)).then(|| vec![ReorderShim::default(); n]),
+            shim_timeout: s.transport.reorder_timeout.0,
+            shim_out: Vec::new(),
             finished: vec![None; n],
             delivered_bytes: vec![0; n],
             flows_done: 0,
@@ -155,6 +166,14 @@ impl World {
                 Event::DelayedAck { flow, gen } => {
                     if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
                         self.send_ack(flow, ack);
+                    }
+                }
+                Event::ShimFlush { flow, gen } => self.on_shim_timeout(flow, gen),
+                Event::Tick => {
+                    let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+                    self.fwd.tick(&f);
+                    if let Some(t) = self.fwd.tick_interval() {
+                        self.queue.schedule(self.now + t, Event::Tick);
                     }
                 }
             }
@@ -205,19 +224,23 @@ impl World {
             return;
         }
         let dst = pkt.dst as usize;
+        let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         let port = if self.topo.host_tor[dst] == node {
+            self.fwd.at_destination_tor(&f, node, pkt);
             pkt.encap = 0;
             self.topo.host_down_port[dst]
         } else {
-            let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-            self.fwd.next_port(&f, node, pkt)
+            let port = self.fwd.next_port(&f, node, pkt);
+            self.fwd.on_egress(&f, port, pkt);
+            port
         };
         self.transmit(port, h);
     }
 
     /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
     fn transmit(&mut self, port: u32, h: u32) {
-        let pkt = self.pool.get(h);
+        let pkt = self.pool.get_mut(h);
+        pkt.via = port;
         match self.ports.enqueue(port, pkt.wire_bytes(), pkt.has(crate::packet::FLAG_ECT), self.now) {
             Enqueued::Dropped => {
                 self.pool.free(h);
@@ -230,6 +253,11 @@ impl World {
                 self.queue.schedule(arrival, Event::Arrive { node: self.ports.peer[port as usize], pkt: h });
             }
         }
+    }
+
+    /// Flows LocalFlow split over several ports, over all its rounds (None for other schemes).
+    pub fn split_rules(&self) -> Option<u64> {
+        self.fwd.split_rules()
     }
 
     /// Everything a run produces, for `metrics`.

@@ -2,6 +2,7 @@
 //! simulator drives. Sequence numbers count segments of `mss` bytes (the last may be shorter).
 
 pub mod receiver;
+pub mod reorder_shim;
 pub mod sack;
 pub mod tcp;
 
@@ -31,4 +32,7 @@ pub struct TcpParams {
     pub rto_max: Time,
     /// DCTCP's EWMA gain g; `None` for plain TCP.
     pub dctcp_g: Option<f64>,
+    /// The PLTS host agent: raise a flow's duplicate-ACK threshold, up to this cap, when
+    /// reordering made a fast retransmission spurious (see `tcp`).
+    pub adaptive_dupthresh: Option<u32>,
 }

@@ -125,6 +125,7 @@ mod tests {
             rto_min: 1_000,
             rto_max: 1_000_000,
             dctcp_g: dctcp.then_some(1.0 / 16.0),
+            adaptive_dupthresh: None,
         }
     }
 

@@ -9,6 +9,15 @@
 //! retransmits lost holes before new data. A retransmission timeout makes every outstanding hole
 //! lost and restarts from a one-segment window in slow start. Round-trip samples come from echoed
 //! send times (RFC 7323 timestamps), so retransmitted segments give valid samples.
+//!
+//! The PLTS host agent (seed 002 names "an agent which dynamically adjusts the threshold of
+//! duplicate acknowledgement"; its design is in the half of the paper we lack) is modelled as
+//! follows, when `TcpParams::adaptive_dupthresh` is set: a fast retransmission is detected as
+//! spurious when the ACK that fills the retransmitted hole echoes a send time earlier than the
+//! retransmission (the Eifel algorithm, RFC 3522: the original arrived, merely late). The
+//! window reduction is then undone (RFC 4015) and the flow's duplicate-ACK threshold is raised
+//! to one more than the number of segments SACKed above the hole when recovery started (the
+//! reordering extent just observed, as RR-TCP and Linux's tcp_reordering do), up to the cap.
 
 use super::sack::RangeSet;
 use super::TcpParams;
@@ -29,6 +38,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Fast retransmissions found spurious (Eifel), with the adaptive agent on.
+    pub spurious: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -65,7 +76,21 @@ pub struct Sender {
     obs_acked: u64,
     obs_marked: u64,
     cwr_end: u32,
+    /// This flow's duplicate-ACK threshold (raised by the PLTS agent).
+    pub dupthresh: u32,
+    /// Eifel bookkeeping for the last fast recovery: when it started, the hole, the SACKed
+    /// segments above it, and the window to restore if it proves spurious.
+    eifel: Option<Eifel>,
     pub stats: SenderStats,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Eifel {
+    start: Time,
+    hole: u32,
+    sacked_above: u32,
+    cwnd: u64,
+    ssthresh: u64,
 }
 
 impl Sender {
@@ -96,6 +121,8 @@ impl Sender {
             obs_acked: 0,
             obs_marked: 0,
             cwr_end: 0,
+            dupthresh: p.dupack_threshold,
+            eifel: None,
             stats: SenderStats::default(),
         }
     }
@@ -166,6 +193,19 @@ impl Sender {
             }
         }
         let advanced = cum > self.una;
+        if let (Some(e), Some(cap)) = (self.eifel, p.adaptive_dupthresh) {
+            if cum > e.hole {
+                self.eifel = None;
+                if echo < e.start && self.recovery == Recovery::Fast {
+                    // The original filled the hole: the retransmission was spurious.
+                    self.stats.spurious += 1;
+                    self.dupthresh = self.dupthresh.max(e.sacked_above + 1).min(cap.max(self.dupthresh));
+                    self.cwnd = e.cwnd;
+                    self.ssthresh = e.ssthresh;
+                    self.recovery = Recovery::None;
+                }
+            }
+        }
         if advanced {
             let acked = self.bytes_between(self.una, cum);
             self.una = cum;
@@ -201,13 +241,17 @@ impl Sender {
             self.dctcp_update(ece, g);
         }
         if self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover {
-            let first_hole_lost = self.sacked.count_below(self.nxt) >= p.dupack_threshold;
-            if self.dupacks >= p.dupack_threshold || first_hole_lost {
+            let sacked = self.sacked.count_below(self.nxt);
+            if self.dupacks >= self.dupthresh || sacked >= self.dupthresh {
+                if p.adaptive_dupthresh.is_some() {
+                    let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
+                    self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh });
+                }
                 self.enter_fast_recovery();
             }
         }
         if self.recovery != Recovery::None {
-            if let Some(x) = self.sacked.nth_highest(p.dupack_threshold) {
+            if let Some(x) = self.sacked.nth_highest(self.dupthresh) {
                 self.lost_limit = self.lost_limit.max(x);
             }
         }
@@ -315,6 +359,7 @@ mod tests {
             rto_min: 1_000,
             rto_max: 1_000_000,
             dctcp_g: None,
+            adaptive_dupthresh: None,
         }
     }
 
@@ -378,5 +423,35 @@ mod tests {
         assert_eq!(s.cwnd, 5_000);
         s.on_ack(11, 6, &NO_SACK, true, 0, &p);
         assert_eq!(s.cwnd, 5_000, "no second cut within the same window");
+    }
+
+    /// The PLTS agent: a hole filled by the late original (echo before the retransmission)
+    /// undoes the window cut and raises the threshold to the reordering seen (3 SACKed above
+    /// the hole when recovery started -> 4); without the agent the threshold stays at 3.
+    #[test]
+    fn plts_agent_raises_dupthresh_after_a_spurious_fast_retransmit() {
+        for agent in [false, true] {
+            let mut p = params();
+            p.adaptive_dupthresh = agent.then_some(64);
+            let mut s = Sender::new(100_000, &p);
+            s.cwnd = 8_000;
+            drain(&mut s);
+            // Segment 0 is late; 1..=3 arrive first (sent at t=0), SACKed; recovery at t=100.
+            for k in 1..=3u32 {
+                s.on_ack(100, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+            }
+            assert_eq!(s.cwnd, 4_000);
+            assert_eq!(drain(&mut s).first(), Some(&(0, true)));
+            // The original segment 0 (sent at t=0) fills the hole before the retransmission.
+            s.on_ack(150, 4, &NO_SACK, false, 0, &p);
+            if agent {
+                assert_eq!(s.stats.spurious, 1);
+                assert_eq!(s.dupthresh, 4, "raised to the reordering extent + 1");
+                assert!(s.cwnd >= 8_000, "window cut undone: {}", s.cwnd);
+            } else {
+                assert_eq!(s.dupthresh, 3);
+                assert_eq!(s.stats.spurious, 0);
+            }
+        }
     }
 }

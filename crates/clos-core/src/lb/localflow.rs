@@ -1,0 +1,286 @@
+//! LocalFlow (seed 004, "Scalable, Optimal Flow Routing in Datacenters via Local Link
+//! Balancing", CoNEXT'13; digest in SEED004_DIGEST.md §1).
+//!
+//! Every switch runs a control loop every T (§3.2): it measures each flow rule's rate over the
+//! previous interval from byte counters, and for each destination bin-packs the flows toward it
+//! onto the equal-cost uplinks (Algorithm 1): bins of equal capacity, flows taken in increasing
+//! rate order, each into the bin with the most room; a flow that overflows that bin by more than
+//! the slack delta (a fraction of link capacity) is split, the remainder re-inserted. Bins are
+//! then matched to links, the largest bin to the least-loaded link (load from destinations
+//! already placed). With delta = 1 nothing is split (LocalFlow-NS, §4).
+//!
+//! Splitting is spatial (§5, subflow rules on TCP sequence bits): a flow is cut into flowlets of
+//! t contiguous bytes (t = 2 MSS at ToRs, 1 MSS above, §5), and flowlet k goes to the port that
+//! owns slot `k mod 16` of a 16-slot pattern, so split ratios are multiples of 1/16 (the paper's
+//! prefix patterns give powers of two; 16 slots is four bits of wildcard match). A random
+//! initial sequence number per flow keeps flows' flowlet boundaries apart.
+//!
+//! Our choices where the paper is silent: a flow with no rule yet (first seen since the last
+//! round) follows ECMP until the next round; a rule that carried no bytes in an interval is
+//! removed (the flow ended or stalled).
+
+use super::ecmp::Ecmp;
+use super::{params::RoutingSpec, Fabric, PreHashedMap, Scheme};
+use crate::packet::{Packet, FLAG_ACK};
+use crate::rng::{mix64, next_u64, Streams};
+use crate::topology::{Role, Topology};
+use crate::units::Time;
+
+const SLOTS: usize = 16;
+
+#[derive(Clone, Copy)]
+enum Action {
+    /// No decision yet: ECMP.
+    Default,
+    Port(u32),
+    Split([u32; SLOTS]),
+}
+
+struct Rule {
+    dst: u32,
+    group: u32,
+    bytes: u64,
+    action: Action,
+}
+
+#[derive(Default)]
+struct SwitchRules {
+    index: PreHashedMap<u32>,
+    rules: Vec<Rule>,
+    keys: Vec<u64>,
+}
+
+pub struct LocalFlow {
+    pub interval: Time,
+    slack: f64,
+    mss: u64,
+    ecmp: Ecmp,
+    isn_salt: u64,
+    switches: Vec<SwitchRules>,
+    n_hosts: usize,
+    /// Over all rounds: rules scheduled, and rules that ended up split over several ports.
+    pub rules_total: u64,
+    pub splits_total: u64,
+}
+
+impl LocalFlow {
+    pub fn new(spec: &RoutingSpec, topo: &Topology, mss: u32, streams: &mut Streams) -> Self {
+        let slack = if spec.scheme == Scheme::LocalflowNs { 1.0 } else { spec.slack.unwrap_or(0.01) };
+        let mut s = streams.stream();
+        LocalFlow {
+            interval: spec.interval.map_or(50_000_000_000, |d| d.0),
+            slack,
+            mss: mss as u64,
+            ecmp: Ecmp::new(topo, streams),
+            isn_salt: next_u64(&mut s),
+            switches: (0..topo.n_switches()).map(|_| SwitchRules::default()).collect(),
+            n_hosts: topo.n_hosts,
+            rules_total: 0,
+            splits_total: 0,
+        }
+    }
+
+    #[inline]
+    pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
+        let g = f.routes.group_toward_tor(switch, f.dst_tor_index(pkt));
+        let group = f.routes.group(g);
+        if group.len() == 1 {
+            return group[0];
+        }
+        let sw = &mut self.switches[switch as usize - self.n_hosts];
+        let i = match sw.index.get(&pkt.entropy) {
+            Some(&i) => i as usize,
+            None => {
+                sw.index.insert(pkt.entropy, sw.rules.len() as u32);
+                sw.keys.push(pkt.entropy);
+                sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, action: Action::Default });
+                sw.rules.len() - 1
+            }
+        };
+        let rule = &mut sw.rules[i];
+        rule.bytes += pkt.wire_bytes();
+        match rule.action {
+            Action::Default => super::pick(group, self.ecmp.hash(switch, pkt.entropy)),
+            Action::Port(p) => p,
+            Action::Split(slots) => {
+                let t = if f.topo.role(switch) == Role::Tor { 2 * self.mss } else { self.mss };
+                let offset = if pkt.has(FLAG_ACK) { 0 } else { pkt.seg as u64 * self.mss };
+                let isn = mix64(pkt.entropy ^ self.isn_salt) >> 32;
+                slots[((offset + isn) / t) as usize % SLOTS]
+            }
+        }
+    }
+
+    /// One round of the control loop at every switch.
+    pub fn schedule(&mut self, f: &Fabric) {
+        let bytes_per_interval = |port: u32| f.ports.rate_bps[port as usize] as f64 / 8.0 * self.interval as f64 / 1e12;
+        for (s, sw) in self.switches.iter_mut().enumerate() {
+            // Expire idle rules, keeping insertion order (determinism).
+            if sw.rules.iter().any(|r| r.bytes == 0) {
+                let mut kept = 0;
+                sw.index.clear();
+                for i in 0..sw.rules.len() {
+                    if sw.rules[i].bytes > 0 {
+                        sw.rules.swap(kept, i);
+                        sw.keys.swap(kept, i);
+                        sw.index.insert(sw.keys[kept], kept as u32);
+                        kept += 1;
+                    }
+                }
+                sw.rules.truncate(kept);
+                sw.keys.truncate(kept);
+            }
+            if sw.rules.is_empty() {
+                continue;
+            }
+            let node = (s + self.n_hosts) as u32;
+            let first_port = f.topo.port_start[node as usize];
+            let mut link_load = vec![0.0f64; (f.topo.port_start[node as usize + 1] - first_port) as usize];
+            let mut order: Vec<usize> = (0..sw.rules.len()).collect();
+            order.sort_by_key(|&i| sw.rules[i].dst); // stable: ties keep insertion order
+            let mut start = 0;
+            while start < order.len() {
+                let dst = sw.rules[order[start]].dst;
+                let end = start + order[start..].iter().take_while(|&&i| sw.rules[i].dst == dst).count();
+                let links = f.routes.group(sw.rules[order[start]].group);
+                let flows: Vec<(f64, usize)> = order[start..end].iter().map(|&i| (sw.rules[i].bytes as f64, i)).collect();
+                let delta = self.slack * bytes_per_interval(links[0]);
+                let bins = bin_pack(flows, links.len(), delta);
+                // Smallest bin to the most loaded link (largest bin to the idlest).
+                let mut bin_order: Vec<usize> = (0..bins.len()).collect();
+                bin_order.sort_by(|&a, &b| bins[a].0.total_cmp(&bins[b].0));
+                let mut link_order: Vec<usize> = (0..links.len()).collect();
+                link_order.sort_by(|&a, &b| {
+                    let la = link_load[(links[a] - first_port) as usize];
+                    let lb = link_load[(links[b] - first_port) as usize];
+                    lb.total_cmp(&la)
+                });
+                let mut pieces: Vec<(usize, u32, f64)> = Vec::new();
+                for (&b, &l) in bin_order.iter().zip(&link_order) {
+                    let port = links[l];
+                    link_load[(port - first_port) as usize] += bins[b].0;
+                    pieces.extend(bins[b].1.iter().map(|&(rule, amount)| (rule, port, amount)));
+                }
+                pieces.sort_by_key(|p| p.0);
+                let mut k = 0;
+                while k < pieces.len() {
+                    let rule = pieces[k].0;
+                    let n = pieces[k..].iter().take_while(|p| p.0 == rule).count();
+                    let action = split_action(&pieces[k..k + n]);
+                    self.rules_total += 1;
+                    if matches!(action, Action::Split(_)) {
+                        self.splits_total += 1;
+                    }
+                    sw.rules[rule].action = action;
+                    k += n;
+                }
+                start = end;
+            }
+            for r in &mut sw.rules {
+                r.bytes = 0;
+            }
+        }
+    }
+}
+
+/// BINPACK of Algorithm 1: `flows` are (rate, id); returns per bin (total, [(id, amount)]).
+fn bin_pack(mut flows: Vec<(f64, usize)>, n_links: usize, delta: f64) -> Vec<(f64, Vec<(usize, f64)>)> {
+    let total: f64 = flows.iter().map(|f| f.0).sum();
+    let cap = total / n_links as f64;
+    let mut residual = vec![cap; n_links];
+    let mut bins: Vec<(f64, Vec<(usize, f64)>)> = vec![(0.0, Vec::new()); n_links];
+    flows.sort_by(|a, b| a.0.total_cmp(&b.0)); // policy: increasing rate (stable)
+    let mut i = 0;
+    while i < flows.len() {
+        let (rate, id) = flows[i];
+        i += 1;
+        let b = (0..n_links).fold(0, |best, j| if residual[j] > residual[best] { j } else { best });
+        // Guard against float dust: never split off a piece smaller than a byte.
+        if rate > residual[b] + delta && residual[b] >= 1.0 {
+            let (fit, rest) = (residual[b], rate - residual[b]);
+            bins[b].0 += fit;
+            bins[b].1.push((id, fit));
+            residual[b] = 0.0;
+            let at = i + flows[i..].partition_point(|f| f.0 <= rest);
+            flows.insert(at, (rest, id));
+        } else {
+            bins[b].0 += rate;
+            bins[b].1.push((id, rate));
+            residual[b] -= rate;
+        }
+    }
+    bins
+}
+
+/// A rule's action from its pieces `(rule, port, amount)`: one port, or a 16-slot pattern with
+/// slot counts by largest remainder, interleaved by bit reversal so each port's flowlets are
+/// spread out in sequence space.
+fn split_action(pieces: &[(usize, u32, f64)]) -> Action {
+    if pieces.len() == 1 {
+        return Action::Port(pieces[0].1);
+    }
+    let total: f64 = pieces.iter().map(|p| p.2).sum();
+    let exact: Vec<f64> = pieces.iter().map(|p| p.2 / total * SLOTS as f64).collect();
+    let mut count: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut left = SLOTS - count.iter().sum::<usize>();
+    let mut by_remainder: Vec<usize> = (0..pieces.len()).collect();
+    by_remainder.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    for &j in &by_remainder {
+        if left == 0 {
+            break;
+        }
+        count[j] += 1;
+        left -= 1;
+    }
+    let used: Vec<usize> = (0..pieces.len()).filter(|&j| count[j] > 0).collect();
+    if used.len() == 1 {
+        return Action::Port(pieces[used[0]].1);
+    }
+    let mut slots = [0u32; SLOTS];
+    let mut pos = 0;
+    for &j in &used {
+        for _ in 0..count[j] {
+            slots[(pos as u8).reverse_bits() as usize >> 4] = pieces[j].1;
+            pos += 1;
+        }
+    }
+    Action::Split(slots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lemma 6.2: with slack delta the bins end within delta of each other; flows at or below
+    /// delta are never split; with delta = 0 the bins are exactly equal.
+    #[test]
+    fn bin_pack_balances_within_the_slack_and_splits_only_big_flows() {
+        let flows: Vec<(f64, usize)> = [9.0, 1.0, 1.0, 1.0, 4.0, 2.0].iter().copied().zip(0..).collect();
+        let bins = bin_pack(flows.clone(), 3, 0.0);
+        for b in &bins {
+            assert!((b.0 - 6.0).abs() < 1e-9, "delta 0: exact balance, got {}", b.0);
+        }
+        let bins = bin_pack(flows.clone(), 3, 2.5);
+        let totals: Vec<f64> = bins.iter().map(|b| b.0).collect();
+        let (lo, hi) = totals.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!(hi - lo <= 2.5 + 1e-9, "{totals:?}");
+        let split_ids: Vec<usize> = (0..6).filter(|id| bins.iter().filter(|b| b.1.iter().any(|p| p.0 == *id)).count() > 1).collect();
+        assert!(split_ids.iter().all(|&id| flows[id].0 > 2.5), "a flow at or below delta was split: {split_ids:?}");
+        // delta = 1 x capacity (LocalFlow-NS) never splits flows up to link capacity.
+        let bins = bin_pack(flows, 3, 1e9);
+        assert_eq!(bins.iter().map(|b| b.1.len()).sum::<usize>(), 6);
+    }
+
+    #[test]
+    fn split_patterns_follow_the_ratio_and_interleave() {
+        let a = split_action(&[(0, 10, 1.0), (0, 11, 1.0)]);
+        let Action::Split(slots) = a else { panic!("expected a split") };
+        assert_eq!(slots.iter().filter(|&&p| p == 10).count(), 8);
+        for k in 0..SLOTS {
+            assert_ne!(slots[k], slots[(k + 1) % SLOTS], "consecutive flowlets should alternate: {slots:?}");
+        }
+        let Action::Split(slots) = split_action(&[(0, 1, 1.0), (0, 2, 1.0), (0, 3, 2.0)]) else { panic!() };
+        assert_eq!([1, 2, 3].map(|p| slots.iter().filter(|&&x| x == p).count()), [4, 4, 8]);
+        assert!(matches!(split_action(&[(0, 5, 100.0), (0, 6, 0.001)]), Action::Port(5)));
+    }
+}
