@@ -1,0 +1,261 @@
+//! A directory server's configuration file (TOML).
+//!
+//! Every default is VL2's where the paper gives one: a 50 ms update batch (§5.5), a 30 s lazy
+//! resynchronisation (§4.3.2). Errors name the file and the field, and say how to fix it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::duration::serde_text;
+use crate::policy::PolicyConfig;
+use crate::wire::DEFAULT_MAX_FRAME_BYTES;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Names this server in logs.
+    pub name: String,
+    /// Where agents, ToRs and peers connect, e.g. "127.0.0.1:7001".
+    pub listen: SocketAddr,
+    /// The shared secret every session must present in its Hello. Give `token` or `token_file`.
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// Threads answering sessions; lookups scale with them.
+    #[serde(default = "defaults::workers")]
+    pub workers: usize,
+    #[serde(default = "defaults::max_frame_bytes")]
+    pub max_frame_bytes: usize,
+    /// Other directory servers to push acknowledged updates to (VL2 §4.3.2, optional).
+    #[serde(default)]
+    pub peers: Vec<SocketAddr>,
+    /// "json" (one object per line, for machines) or "text".
+    #[serde(default = "defaults::log_format")]
+    pub log_format: String,
+    pub store: StoreConfig,
+    #[serde(default)]
+    pub sync: SyncConfig,
+    #[serde(default)]
+    pub updates: UpdateConfig,
+    #[serde(default)]
+    pub policy: PolicyConfig,
+}
+
+/// The replicated store (VL2's RSM): an etcd cluster.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// etcd client URLs, e.g. ["http://127.0.0.1:2379"].
+    pub endpoints: Vec<String>,
+    /// Key prefix under which mappings live; lets several directories share one etcd.
+    #[serde(default = "defaults::prefix")]
+    pub prefix: String,
+    #[serde(default = "defaults::request_timeout", with = "serde_text")]
+    pub request_timeout: Duration,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncConfig {
+    /// Full re-read of the store, a safety net beside the change stream (VL2 §4.3.2: 30 s).
+    #[serde(default = "defaults::resync_interval", with = "serde_text")]
+    pub resync_interval: Duration,
+    /// How often the server confirms it can still reach the store.
+    #[serde(default = "defaults::probe_interval", with = "serde_text")]
+    pub probe_interval: Duration,
+    /// After this long without confirmed contact with the store, the server refuses lookups
+    /// (`Unavailable`) instead of serving mappings that may be stale: the documented staleness
+    /// bound of a partitioned server.
+    #[serde(default = "defaults::max_staleness", with = "serde_text")]
+    pub max_staleness: Duration,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateConfig {
+    /// Updates arriving within this window are committed together (VL2 §5.5: 50 ms).
+    #[serde(default = "defaults::batch_window", with = "serde_text")]
+    pub batch_window: Duration,
+    /// Operations per etcd transaction; etcd refuses more than its --max-txn-ops (default 128).
+    #[serde(default = "defaults::max_txn_ops")]
+    pub max_txn_ops: usize,
+    /// How long the server keeps retrying a batch before answering `Unavailable`. Keep it below
+    /// the agents' update timeout (2 s) so a retried update is not also still being retried here.
+    #[serde(default = "defaults::commit_timeout", with = "serde_text")]
+    pub commit_timeout: Duration,
+}
+
+mod defaults {
+    use std::time::Duration;
+    pub fn workers() -> usize {
+        1
+    }
+    pub fn max_frame_bytes() -> usize {
+        super::DEFAULT_MAX_FRAME_BYTES
+    }
+    pub fn log_format() -> String {
+        "json".into()
+    }
+    pub fn prefix() -> String {
+        "/clos/vl2".into()
+    }
+    pub fn request_timeout() -> Duration {
+        Duration::from_secs(1)
+    }
+    pub fn resync_interval() -> Duration {
+        Duration::from_secs(30)
+    }
+    pub fn probe_interval() -> Duration {
+        Duration::from_millis(250)
+    }
+    pub fn max_staleness() -> Duration {
+        Duration::from_secs(2)
+    }
+    pub fn batch_window() -> Duration {
+        Duration::from_millis(50)
+    }
+    pub fn max_txn_ops() -> usize {
+        128
+    }
+    pub fn commit_timeout() -> Duration {
+        Duration::from_millis(1500)
+    }
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            resync_interval: defaults::resync_interval(),
+            probe_interval: defaults::probe_interval(),
+            max_staleness: defaults::max_staleness(),
+        }
+    }
+}
+
+impl Default for UpdateConfig {
+    fn default() -> Self {
+        UpdateConfig {
+            batch_window: defaults::batch_window(),
+            max_txn_ops: defaults::max_txn_ops(),
+            commit_timeout: defaults::commit_timeout(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Reads and checks a config file. The error names the file, the field and the fix.
+    pub fn load(path: &Path) -> Result<ServerConfig, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read the config file: {e}", path.display()))?;
+        let mut config = ServerConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if config.token.is_some() && config.token_file.is_some() {
+            return Err(format!("{}: token, token_file: give one of them, not both", path.display()));
+        }
+        if let Some(file) = &config.token_file {
+            let file = if file.is_relative() {
+                path.parent().unwrap_or(Path::new(".")).join(file)
+            } else {
+                file.clone()
+            };
+            let token = std::fs::read_to_string(&file).map_err(|e| {
+                format!("{}: token_file: cannot read {}: {e}", path.display(), file.display())
+            })?;
+            config.token = Some(token.trim().to_string());
+        }
+        config.check().map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Parses config text without reading token files (for tests and embedding).
+    pub fn parse(text: &str) -> Result<ServerConfig, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.token.is_none() {
+            return Err("token: missing; set `token = \"...\"` or `token_file = \"path\"` (every session must authenticate)".into());
+        }
+        let token = self.token.as_deref().unwrap_or("");
+        if token.is_empty() || token.len() > crate::wire::message::MAX_TOKEN_LEN {
+            return Err(format!(
+                "token: must be 1 to {} bytes, got {}",
+                crate::wire::message::MAX_TOKEN_LEN,
+                token.len()
+            ));
+        }
+        if self.workers == 0 || self.workers > 256 {
+            return Err(format!("workers: {} is out of range; use 1 to 256", self.workers));
+        }
+        if !(64..=1 << 20).contains(&self.max_frame_bytes) {
+            return Err(format!(
+                "max_frame_bytes: {} is out of range; use 64 to 1048576",
+                self.max_frame_bytes
+            ));
+        }
+        if self.log_format != "json" && self.log_format != "text" {
+            return Err(format!("log_format: '{}' is not \"json\" or \"text\"", self.log_format));
+        }
+        if self.store.endpoints.is_empty() {
+            return Err("store.endpoints: empty; list the etcd client URLs, e.g. [\"http://127.0.0.1:2379\"]".into());
+        }
+        for e in &self.store.endpoints {
+            if !(e.starts_with("http://") || e.starts_with("https://")) {
+                return Err(format!("store.endpoints: '{e}' is not a URL; write it as http://host:port"));
+            }
+        }
+        if !self.store.prefix.starts_with('/') {
+            return Err(format!("store.prefix: '{}' must start with '/'", self.store.prefix));
+        }
+        if self.updates.max_txn_ops == 0 {
+            return Err("updates.max_txn_ops: must be at least 1".into());
+        }
+        if self.sync.max_staleness <= self.sync.probe_interval {
+            return Err(format!(
+                "sync.max_staleness ({:?}) must exceed sync.probe_interval ({:?}), or every probe gap would make the server refuse lookups",
+                self.sync.max_staleness, self.sync.probe_interval
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn token(&self) -> &[u8] {
+        self.token.as_deref().unwrap_or("").as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "ds1"
+listen = "127.0.0.1:7001"
+token = "s3cret"
+[store]
+endpoints = ["http://127.0.0.1:2379"]
+"#;
+
+    #[test]
+    fn a_minimal_config_gets_vl2_defaults() {
+        let c = ServerConfig::parse(MINIMAL).unwrap();
+        c.check().unwrap();
+        assert_eq!(c.updates.batch_window, Duration::from_millis(50));
+        assert_eq!(c.sync.resync_interval, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn mistakes_name_the_field() {
+        let err = ServerConfig::parse(&MINIMAL.replace("[store]", "colour = 1\n[store]")).unwrap_err();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        let err = ServerConfig::parse(&format!("{MINIMAL}[updates]\nbatch_window = \"50\"\n")).unwrap_err();
+        assert!(err.contains("batch_window") && err.contains("no unit"), "{err}");
+        let c = ServerConfig::parse(&MINIMAL.replace("token = \"s3cret\"", "")).unwrap();
+        assert!(c.check().unwrap_err().starts_with("token: missing"));
+        let c = ServerConfig::parse(&MINIMAL.replace("http://127.0.0.1:2379", "127.0.0.1:2379")).unwrap();
+        assert!(c.check().unwrap_err().starts_with("store.endpoints"));
+    }
+}

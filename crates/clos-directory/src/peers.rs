@@ -1,0 +1,51 @@
+//! Pushing acknowledged updates to other directory servers (VL2 §4.3.2: "the directory server
+//! can optionally disseminate the acknowledged updates to a few other directory servers").
+//!
+//! Best effort by design: the store's change stream and the lazy resynchronisation deliver every
+//! update anyway; a push only gets there first. A lagging or unreachable peer loses pushes, never
+//! blocks the pushing server.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tracing::{debug, info};
+
+use crate::address::Aa;
+use crate::batcher::Committed;
+use crate::wire::{Request, Role};
+
+pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broadcast::Receiver<Committed>) {
+    loop {
+        match TcpStream::connect(peer).await {
+            Ok(mut stream) => {
+                let _ = stream.set_nodelay(true);
+                info!(%peer, "pushing acknowledged updates to peer");
+                let mut out = Vec::new();
+                Request::Hello { role: Role::Peer, aa: Aa(0), token: token.clone() }.encode(&mut out);
+                loop {
+                    match committed.recv().await {
+                        Ok(c) => {
+                            Request::PeerPush { aa: c.aa, revision: c.versioned.revision, mapping: c.versioned.mapping }
+                                .encode(&mut out);
+                            while let Ok(c) = committed.try_recv() {
+                                Request::PeerPush { aa: c.aa, revision: c.versioned.revision, mapping: c.versioned.mapping }
+                                    .encode(&mut out);
+                            }
+                        }
+                        Err(RecvError::Lagged(n)) => debug!(%peer, skipped = n, "peer push lagged"),
+                        Err(RecvError::Closed) => return,
+                    }
+                    if stream.write_all(&out).await.is_err() {
+                        break;
+                    }
+                    out.clear();
+                }
+            }
+            Err(e) => debug!(%peer, error = %e, "peer unreachable"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}

@@ -1,0 +1,408 @@
+//! The VL2 agent's resolver: the client library of the directory system (VL2 §4.3.2, §5.5).
+//!
+//! - A lookup goes to k (default 2) randomly chosen directory servers and takes the first
+//!   decisive answer; a server that fails or refuses is replaced by another untried one.
+//! - Answers are cached; a server's gratuitous correction (sent when a ToR reports that our
+//!   cached mapping delivered a packet to the wrong ToR) overwrites the cached entry.
+//! - An update goes to one random server; if no acknowledgement arrives within the update
+//!   timeout (VL2: 2 s) it is sent to another, "trading response time for reliability".
+//!
+//! Many lookups can be resolved at once ([`Resolver::lookup_many`]): they are pipelined on the
+//! sessions, which is how an agent absorbs a burst of new flows.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rustc_hash::FxHashMap;
+use tokio::sync::mpsc;
+
+use crate::address::{Aa, La};
+use crate::connection::{Connection, CorrectionSink, Outcome};
+use crate::mapping::Mapping;
+use crate::wire::{Reply, Request, Role};
+
+/// The most directory servers one resolver spreads over (tried-sets are 64-bit masks).
+pub const MAX_SERVERS: usize = 64;
+
+#[derive(Clone, Debug)]
+pub struct ResolverConfig {
+    pub servers: Vec<SocketAddr>,
+    pub token: Vec<u8>,
+    /// This agent's own AA: the requester for access control, the address corrections go to.
+    pub aa: Aa,
+    /// ToRs report misdeliveries; agents look up and update.
+    pub role: Role,
+    /// Servers each lookup is sent to at once (VL2 §5.5: two).
+    pub k: usize,
+    pub lookup_timeout: Duration,
+    /// Wait for an acknowledgement before retrying elsewhere (VL2 §4.3.2: 2 s).
+    pub update_timeout: Duration,
+    pub update_attempts: usize,
+    pub connect_timeout: Duration,
+    /// Keep answers (VL2's agent cache). Benchmarks turn it off to measure the servers.
+    pub cache: bool,
+    pub seed: u64,
+}
+
+impl ResolverConfig {
+    pub fn new(servers: Vec<SocketAddr>, token: &[u8], aa: Aa) -> ResolverConfig {
+        ResolverConfig {
+            servers,
+            token: token.to_vec(),
+            aa,
+            role: Role::Agent,
+            k: 2,
+            lookup_timeout: Duration::from_secs(1),
+            update_timeout: Duration::from_secs(2),
+            update_attempts: 8,
+            connect_timeout: Duration::from_millis(500),
+            cache: true,
+            seed: u64::from(aa.0) ^ 0x5eed,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error("no mapping for this AA")]
+    NotFound,
+    #[error("access denied by the directory's policy")]
+    Denied,
+    #[error("no directory server answered: {0}")]
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("update not acknowledged after {attempts} attempts: {last}")]
+pub struct UpdateError {
+    pub attempts: usize,
+    pub last: String,
+}
+
+struct Slot {
+    connection: Option<Arc<Connection>>,
+    last_attempt: Option<Instant>,
+}
+
+/// How long a server that refused a connection is left alone before the next attempt.
+const RECONNECT_BACKOFF: Duration = Duration::from_millis(250);
+
+pub struct Resolver {
+    config: ResolverConfig,
+    slots: Vec<Mutex<Slot>>,
+    cache: Arc<Mutex<FxHashMap<Aa, (La, i64)>>>,
+    corrections: Arc<AtomicU64>,
+    retries: AtomicU64,
+    next_id: AtomicU64,
+    rng: Mutex<Xoshiro256PlusPlus>,
+}
+
+impl Resolver {
+    /// Creates a resolver; sessions open lazily on first use. Fails only on a bad config.
+    pub fn new(config: ResolverConfig) -> Result<Resolver, String> {
+        if config.servers.is_empty() || config.servers.len() > MAX_SERVERS {
+            return Err(format!("servers: give 1 to {MAX_SERVERS} directory servers, got {}", config.servers.len()));
+        }
+        if config.k == 0 {
+            return Err("k: must be at least 1".into());
+        }
+        let slots = config.servers.iter().map(|_| Mutex::new(Slot { connection: None, last_attempt: None })).collect();
+        let rng = Mutex::new(Xoshiro256PlusPlus::seed_from_u64(config.seed));
+        Ok(Resolver {
+            config,
+            slots,
+            cache: Arc::new(Mutex::new(FxHashMap::default())),
+            corrections: Arc::new(AtomicU64::new(0)),
+            retries: AtomicU64::new(0),
+            next_id: AtomicU64::new(1),
+            rng,
+        })
+    }
+
+    /// Opens a session with every server now (instead of on first use); returns how many opened.
+    pub async fn connect_all(&self) -> usize {
+        let mut opened = 0;
+        for i in 0..self.slots.len() {
+            if self.connection(i).await.is_some() {
+                opened += 1;
+            }
+        }
+        opened
+    }
+
+    /// Updates that had to be sent to a second server (or more), so far.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+
+    /// Corrections received from directory servers, so far.
+    pub fn corrections(&self) -> u64 {
+        self.corrections.load(Ordering::Relaxed)
+    }
+
+    pub fn cached(&self, aa: Aa) -> Option<La> {
+        self.cache.lock().expect("cache lock poisoned").get(&aa).map(|(la, _)| *la)
+    }
+
+    fn correction_sink(&self) -> CorrectionSink {
+        let cache = Arc::downgrade(&self.cache);
+        let count = self.corrections.clone();
+        Arc::new(move |target, la, revision| {
+            count.fetch_add(1, Ordering::Relaxed);
+            if let Some(cache) = cache.upgrade() {
+                let mut cache = cache.lock().expect("cache lock poisoned");
+                let newer = cache.get(&target).is_none_or(|(_, r)| *r < revision);
+                if newer {
+                    cache.insert(target, (la, revision));
+                }
+            }
+        })
+    }
+
+    /// The session with server `i`, opening it if needed; `None` if the server is unreachable
+    /// (then it is not retried for [`RECONNECT_BACKOFF`]).
+    async fn connection(&self, i: usize) -> Option<Arc<Connection>> {
+        {
+            let mut slot = self.slots[i].lock().expect("slot lock poisoned");
+            if let Some(c) = &slot.connection {
+                if c.is_alive() {
+                    return Some(c.clone());
+                }
+            }
+            if slot.last_attempt.is_some_and(|t| t.elapsed() < RECONNECT_BACKOFF) {
+                return None;
+            }
+            slot.last_attempt = Some(Instant::now());
+            slot.connection = None;
+        }
+        let opened = Connection::open(
+            self.config.servers[i],
+            self.config.role,
+            self.config.aa,
+            &self.config.token,
+            self.config.connect_timeout,
+            Some(self.correction_sink()),
+        )
+        .await
+        .ok()?;
+        let mut slot = self.slots[i].lock().expect("slot lock poisoned");
+        slot.connection = Some(opened.clone());
+        Some(opened)
+    }
+
+    fn id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Picks an untried server at random; `None` if all were tried.
+    fn pick(&self, tried: u64) -> Option<usize> {
+        let n = self.slots.len();
+        let untried = n - (tried.count_ones() as usize);
+        if untried == 0 {
+            return None;
+        }
+        let mut nth = (self.rng.lock().expect("rng lock poisoned").next_u64() % untried as u64) as usize;
+        (0..n).find(|&s| {
+            if tried & (1 << s) != 0 {
+                return false;
+            }
+            if nth == 0 {
+                return true;
+            }
+            nth -= 1;
+            false
+        })
+    }
+
+    /// Resolves one AA. See [`Resolver::lookup_many`].
+    pub async fn lookup(&self, target: Aa) -> Result<La, LookupError> {
+        self.lookup_many(&[target]).await.pop().expect("one result per target")
+    }
+
+    /// Resolves many AAs at once, each at k random servers, first decisive answer wins.
+    pub async fn lookup_many(&self, targets: &[Aa]) -> Vec<Result<La, LookupError>> {
+        let n = targets.len();
+        let mut results: Vec<Option<Result<La, LookupError>>> = vec![None; n];
+        if self.config.cache {
+            let cache = self.cache.lock().expect("cache lock poisoned");
+            for (i, t) in targets.iter().enumerate() {
+                if let Some((la, _)) = cache.get(t) {
+                    results[i] = Some(Ok(*la));
+                }
+            }
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut tried = vec![0u64; n];
+        let mut outstanding = vec![0u32; n];
+        let mut sent: Vec<(Arc<Connection>, u64)> = Vec::with_capacity(n * self.config.k);
+        let mut last_reason: Vec<Option<String>> = vec![None; n];
+        let mut open = 0;
+        for i in 0..n {
+            if results[i].is_none() {
+                self.dispatch(i, targets[i], self.config.k, &mut tried[i], &mut outstanding[i], &tx, &mut sent).await;
+                if outstanding[i] == 0 {
+                    results[i] = Some(Err(LookupError::Unavailable("no directory server reachable".into())));
+                } else {
+                    open += 1;
+                }
+            }
+        }
+        let deadline = tokio::time::Instant::now() + self.config.lookup_timeout;
+        while open > 0 {
+            let Ok(Some((tag, outcome))) = tokio::time::timeout_at(deadline, rx.recv()).await else { break };
+            let i = tag as usize;
+            if results[i].is_some() {
+                continue;
+            }
+            outstanding[i] -= 1;
+            let decided = match outcome {
+                Outcome::Reply(Reply::Found { la, revision, .. }) => {
+                    if self.config.cache {
+                        self.cache.lock().expect("cache lock poisoned").insert(targets[i], (la, revision));
+                    }
+                    Some(Ok(la))
+                }
+                Outcome::Reply(Reply::NotFound { .. }) => Some(Err(LookupError::NotFound)),
+                Outcome::Reply(Reply::Denied { .. }) => Some(Err(LookupError::Denied)),
+                Outcome::Reply(Reply::Unavailable { reason, .. }) => {
+                    last_reason[i] = Some(reason);
+                    None
+                }
+                Outcome::Reply(other) => {
+                    last_reason[i] = Some(format!("unexpected reply {other:?}"));
+                    None
+                }
+                Outcome::Lost => {
+                    last_reason[i] = Some("session lost".into());
+                    None
+                }
+            };
+            match decided {
+                Some(r) => {
+                    results[i] = Some(r);
+                    open -= 1;
+                }
+                None if outstanding[i] == 0 => {
+                    // Both copies failed: fall back to another server, as VL2's agent would
+                    // after its timeout, but without waiting for it.
+                    self.dispatch(i, targets[i], 1, &mut tried[i], &mut outstanding[i], &tx, &mut sent).await;
+                    if outstanding[i] == 0 {
+                        let reason = last_reason[i].take().unwrap_or_else(|| "no server left to try".into());
+                        results[i] = Some(Err(LookupError::Unavailable(reason)));
+                        open -= 1;
+                    }
+                }
+                None => {}
+            }
+        }
+        for (connection, id) in sent {
+            connection.forget(id);
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(LookupError::Unavailable(format!("no answer within {:?}", self.config.lookup_timeout)))
+                })
+            })
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch(
+        &self,
+        tag: usize,
+        target: Aa,
+        want: usize,
+        tried: &mut u64,
+        outstanding: &mut u32,
+        tx: &mpsc::UnboundedSender<(u32, Outcome)>,
+        sent: &mut Vec<(Arc<Connection>, u64)>,
+    ) {
+        let mut placed = 0;
+        while placed < want {
+            let Some(s) = self.pick(*tried) else { return };
+            *tried |= 1 << s;
+            let Some(connection) = self.connection(s).await else { continue };
+            let id = self.id();
+            if connection.send(id, Request::Lookup { id, target }, (tx.clone(), tag as u32)) {
+                sent.push((connection, id));
+                *outstanding += 1;
+                placed += 1;
+            }
+        }
+    }
+
+    /// Sets (or with `None`, removes) the mapping of `aa`, returning the store revision that
+    /// committed it. Retries on another server after `update_timeout`, up to `update_attempts`.
+    pub async fn update(&self, aa: Aa, mapping: Option<Mapping>) -> Result<i64, UpdateError> {
+        let mut tried = 0u64;
+        let mut last = String::from("no directory server reachable");
+        for attempt in 0..self.config.update_attempts {
+            if attempt > 0 {
+                self.retries.fetch_add(1, Ordering::Relaxed);
+            }
+            if tried.count_ones() as usize == self.slots.len() {
+                tried = 0;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let Some(s) = self.pick(tried) else { continue };
+            tried |= 1 << s;
+            let Some(connection) = self.connection(s).await else { continue };
+            let id = self.id();
+            let request = match &mapping {
+                Some(m) => Request::Update { id, aa, mapping: m.clone() },
+                None => Request::Remove { id, aa },
+            };
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            if !connection.send(id, request, (tx, 0)) {
+                continue;
+            }
+            match tokio::time::timeout(self.config.update_timeout, rx.recv()).await {
+                Ok(Some((_, Outcome::Reply(Reply::Acked { revision, .. })))) => {
+                    if self.config.cache {
+                        let mut cache = self.cache.lock().expect("cache lock poisoned");
+                        match &mapping {
+                            Some(m) => cache.insert(aa, (m.la, revision)),
+                            None => cache.remove(&aa),
+                        };
+                    }
+                    return Ok(revision);
+                }
+                Ok(Some((_, Outcome::Reply(Reply::Unavailable { reason, .. })))) => last = reason,
+                Ok(Some((_, other))) => last = format!("{other:?} from {}", connection.server),
+                Ok(None) => last = format!("session with {} lost", connection.server),
+                Err(_) => {
+                    connection.forget(id);
+                    last = format!("no acknowledgement from {} within {:?}", connection.server, self.config.update_timeout);
+                }
+            }
+        }
+        Err(UpdateError { attempts: self.config.update_attempts, last })
+    }
+
+    /// As a ToR: reports that a packet from `sender` to `target` arrived here, at `stale_la`,
+    /// which no longer hosts `target`. Returns the current LA the directory knows.
+    pub async fn report_misdelivery(&self, sender: Aa, target: Aa, stale_la: La) -> Result<La, LookupError> {
+        let mut tried = 0u64;
+        while let Some(s) = self.pick(tried) {
+            tried |= 1 << s;
+            let Some(connection) = self.connection(s).await else { continue };
+            let id = self.id();
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            if !connection.send(id, Request::Report { id, sender, target, stale_la }, (tx, 0)) {
+                continue;
+            }
+            match tokio::time::timeout(self.config.lookup_timeout, rx.recv()).await {
+                Ok(Some((_, Outcome::Reply(Reply::Found { la, .. })))) => return Ok(la),
+                Ok(Some((_, Outcome::Reply(Reply::NotFound { .. })))) => return Err(LookupError::NotFound),
+                _ => connection.forget(id),
+            }
+        }
+        Err(LookupError::Unavailable("no directory server took the report".into()))
+    }
+}

@@ -1,0 +1,315 @@
+//! A directory server (VL2 §4.3.2): answers lookups from its in-memory table, forwards updates
+//! to the store in batches, corrects stale agent caches when ToRs report misdelivered packets,
+//! and optionally pushes acknowledged updates to peer directory servers.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{broadcast, mpsc};
+use tracing::{debug, info, warn};
+
+use crate::address::{Aa, La};
+use crate::batcher::{run_batcher, BatchSettings, Committed, PendingUpdate};
+use crate::config::ServerConfig;
+use crate::freshness::Freshness;
+use crate::mapping::Versioned;
+use crate::peers::push_to_peers;
+use crate::policy::Policy;
+use crate::store::Store;
+use crate::sync::{keep_in_sync, SyncSettings};
+use crate::table::{Resolution, Table};
+use crate::wire::{FrameBuffer, Reply, Request, Role, WireError};
+
+/// The sessions of each connected agent, by session number: where its corrections go.
+type AgentSessions = FxHashMap<Aa, Vec<(u64, mpsc::UnboundedSender<Reply>)>>;
+
+/// What every session of one server shares.
+struct Shared {
+    table: Arc<Table>,
+    policy: Policy,
+    freshness: Arc<Freshness>,
+    token: Vec<u8>,
+    max_frame: usize,
+    updates: mpsc::UnboundedSender<PendingUpdate>,
+    /// Agents connected to this server, by their AA: where corrections for them are sent.
+    agents: Mutex<AgentSessions>,
+}
+
+/// Starts every task of a directory server and serves until the process is told to stop.
+pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("listen: cannot bind {}: {e}", config.listen))?;
+    let store = loop {
+        match Store::connect(&config.store.endpoints, &config.store.prefix, config.store.request_timeout).await {
+            Ok(store) => break store,
+            Err(e) => {
+                warn!(error = %e, "cannot reach the store yet; retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    };
+    let table = Arc::new(Table::new());
+    let freshness = Arc::new(Freshness::new(config.sync.max_staleness));
+    tokio::spawn(keep_in_sync(
+        store.clone(),
+        table.clone(),
+        freshness.clone(),
+        SyncSettings { resync_interval: config.sync.resync_interval, probe_interval: config.sync.probe_interval },
+    ));
+    let (committed, _) = broadcast::channel::<Committed>(65_536);
+    let (updates, inbox) = mpsc::unbounded_channel();
+    tokio::spawn(run_batcher(
+        inbox,
+        store,
+        table.clone(),
+        committed.clone(),
+        BatchSettings {
+            window: config.updates.batch_window,
+            max_txn_ops: config.updates.max_txn_ops,
+            commit_timeout: config.updates.commit_timeout,
+        },
+    ));
+    for peer in &config.peers {
+        tokio::spawn(push_to_peers(*peer, config.token().to_vec(), committed.subscribe()));
+    }
+    let shared = Arc::new(Shared {
+        table,
+        policy: Policy::new(&config.policy),
+        freshness,
+        token: config.token().to_vec(),
+        max_frame: config.max_frame_bytes,
+        updates,
+        agents: Mutex::new(FxHashMap::default()),
+    });
+    info!(name = %config.name, listen = %config.listen, store = ?config.store.endpoints, "listening");
+    let mut next_session = 0u64;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, from) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                next_session += 1;
+                let shared = shared.clone();
+                let session = next_session;
+                tokio::spawn(async move {
+                    if let Err(e) = run_session(stream, shared, session).await {
+                        debug!(session, %from, error = %e, "session ended with an error");
+                    }
+                });
+            }
+            _ = shutdown_signal() => {
+                info!(name = %config.name, "stopping");
+                return Ok(());
+            }
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("install SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Constant-time comparison, so response timing does not reveal how much of a token was right.
+fn token_matches(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len() && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+/// Who the session's Hello said it was.
+#[derive(Clone, Copy)]
+struct Peer {
+    role: Role,
+    aa: Aa,
+}
+
+/// What handling one request asks the session to do next.
+enum Next {
+    Continue,
+    /// Send what is queued, then close: the client broke the protocol.
+    Close,
+}
+
+async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64) -> std::io::Result<()> {
+    let (mut rd, mut wr) = stream.into_split();
+    let (outbox, mut async_replies) = mpsc::unbounded_channel::<Reply>();
+    let mut frames = FrameBuffer::new(shared.max_frame);
+    let mut out = Vec::with_capacity(16 * 1024);
+    let mut peer: Option<Peer> = None;
+    let result = loop {
+        let mut close = false;
+        tokio::select! {
+            read = rd.read_buf(frames.spare(8 * 1024)) => {
+                match read {
+                    Ok(0) => {
+                        if frames.pending() > 0 {
+                            debug!(session, bytes = frames.pending(), "client closed mid-frame (truncated request)");
+                        }
+                        break Ok(());
+                    }
+                    Ok(_) => loop {
+                        match frames.next_frame() {
+                            Ok(None) => break,
+                            Ok(Some(body)) => {
+                                let next = match Request::decode(body) {
+                                    Ok(request) => handle(request, &mut peer, &shared, &outbox, session, &mut out),
+                                    Err(e) => reject(&e.to_string(), session, &mut out),
+                                };
+                                if let Next::Close = next {
+                                    close = true;
+                                    break;
+                                }
+                            }
+                            Err(e @ WireError::Oversized { .. }) | Err(e @ WireError::Malformed(_)) => {
+                                reject(&e.to_string(), session, &mut out);
+                                close = true;
+                                break;
+                            }
+                        }
+                    },
+                    Err(e) => break Err(e),
+                }
+            }
+            Some(reply) = async_replies.recv() => {
+                reply.encode(&mut out);
+                while let Ok(reply) = async_replies.try_recv() {
+                    reply.encode(&mut out);
+                }
+            }
+        }
+        if !out.is_empty() {
+            if let Err(e) = wr.write_all(&out).await {
+                break Err(e);
+            }
+            out.clear();
+        }
+        if close {
+            let _ = wr.shutdown().await;
+            break Ok(());
+        }
+    };
+    if let Some(Peer { role: Role::Agent, aa }) = peer {
+        let mut agents = shared.agents.lock().expect("agents lock poisoned");
+        if let Some(sessions) = agents.get_mut(&aa) {
+            sessions.retain(|(s, _)| *s != session);
+            if sessions.is_empty() {
+                agents.remove(&aa);
+            }
+        }
+    }
+    result
+}
+
+fn reject(message: &str, session: u64, out: &mut Vec<u8>) -> Next {
+    warn!(session, reason = message, "rejected a request; closing the session");
+    Reply::Rejected { message: message.to_string() }.encode(out);
+    Next::Close
+}
+
+fn handle(
+    request: Request,
+    peer: &mut Option<Peer>,
+    shared: &Shared,
+    outbox: &mpsc::UnboundedSender<Reply>,
+    session: u64,
+    out: &mut Vec<u8>,
+) -> Next {
+    let Some(me) = *peer else {
+        let Request::Hello { role, aa, token } = request else {
+            return reject("unauthenticated: the first request of a session must be Hello with the cluster token", session, out);
+        };
+        if !token_matches(&token, &shared.token) {
+            return reject("unauthenticated: wrong token", session, out);
+        }
+        if role == Role::Agent {
+            let mut agents = shared.agents.lock().expect("agents lock poisoned");
+            agents.entry(aa).or_default().push((session, outbox.clone()));
+        }
+        *peer = Some(Peer { role, aa });
+        Reply::Welcome.encode(out);
+        return Next::Continue;
+    };
+    match (me.role, request) {
+        (_, Request::Hello { .. }) => reject("Hello: the session is already open; send it once", session, out),
+        (Role::Agent, Request::Lookup { id, target }) => {
+            let reply = match shared.freshness.refusal() {
+                Some(reason) => Reply::Unavailable { id, reason },
+                None => match shared.table.resolve(&shared.policy, me.aa, target) {
+                    Resolution::Found { la, revision } => Reply::Found { id, la, revision },
+                    Resolution::NotFound => Reply::NotFound { id },
+                    Resolution::Denied => Reply::Denied { id },
+                },
+            };
+            reply.encode(out);
+            Next::Continue
+        }
+        (Role::Agent, Request::Update { id, aa, mapping }) => {
+            if mapping.la == La(0) || aa == Aa(0) {
+                return reject("Update: aa and la must not be 0.0.0.0", session, out);
+            }
+            let _ = shared.updates.send(PendingUpdate { aa, mapping: Some(mapping), id, outbox: outbox.clone() });
+            Next::Continue
+        }
+        (Role::Agent, Request::Remove { id, aa }) => {
+            let _ = shared.updates.send(PendingUpdate { aa, mapping: None, id, outbox: outbox.clone() });
+            Next::Continue
+        }
+        (Role::Tor | Role::Agent, Request::Report { id, sender, target, stale_la }) => {
+            let reply = match shared.table.get(target) {
+                Some((m, revision)) => {
+                    if m.la != stale_la {
+                        correct(shared, sender, target, m.la, revision);
+                    }
+                    Reply::Found { id, la: m.la, revision }
+                }
+                None => Reply::NotFound { id },
+            };
+            reply.encode(out);
+            Next::Continue
+        }
+        (Role::Peer, Request::PeerPush { aa, revision, mapping }) => {
+            shared.table.apply(aa, Versioned { mapping, revision });
+            Next::Continue
+        }
+        (role, request) => {
+            let what = match request {
+                Request::Lookup { .. } => "Lookup",
+                Request::Update { .. } => "Update",
+                Request::Remove { .. } => "Remove",
+                Request::Report { .. } => "Report",
+                _ => "PeerPush",
+            };
+            reject(&format!("{what} is not allowed in a session opened as {role:?}"), session, out)
+        }
+    }
+}
+
+/// Sends the current mapping of `target` to every session of `sender` on this server (VL2 §4.3:
+/// "correct the stale mapping in the source's cache via unicast").
+fn correct(shared: &Shared, sender: Aa, target: Aa, la: La, revision: i64) {
+    let agents = shared.agents.lock().expect("agents lock poisoned");
+    let delivered = agents
+        .get(&sender)
+        .map(|sessions| {
+            sessions
+                .iter()
+                .filter(|(_, outbox)| outbox.send(Reply::Correction { target, la, revision }).is_ok())
+                .count()
+        })
+        .unwrap_or(0);
+    info!(%sender, %target, %la, delivered, "reactive cache correction");
+}

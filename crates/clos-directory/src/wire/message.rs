@@ -1,0 +1,374 @@
+//! The messages of the directory protocol and their byte layout.
+//!
+//! Requests flow from agents (VL2 §4.2's shim), ToRs and peer directory servers to a directory
+//! server; replies flow back. Integers are big-endian; strings are a length byte then bytes.
+//! Every decoding failure names the message and field, so a server can tell a client exactly what
+//! was wrong before it closes the connection.
+
+use super::frame::write_frame;
+use crate::address::{Aa, La};
+use crate::mapping::{validate_service, Mapping};
+
+/// The longest authentication token accepted, in bytes.
+pub const MAX_TOKEN_LEN: usize = 255;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WireError {
+    #[error("frame of {len} bytes exceeds the limit of {max} bytes (max_frame_bytes)")]
+    Oversized { len: usize, max: usize },
+    #[error("malformed request: {0}")]
+    Malformed(String),
+}
+
+/// Who opened a session; it decides which requests the session may send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A VL2 agent: looks up and updates mappings, receives corrections for its own AA.
+    Agent = 1,
+    /// A ToR reporting packets for AAs it no longer hosts (VL2 §4.3, reactive cache update).
+    Tor = 2,
+    /// Another directory server pushing acknowledged updates (VL2 §4.3.2).
+    Peer = 3,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Must open every session. `aa` is the agent's own AA (the requester for access control and
+    /// the address corrections are sent to); zero for ToRs and peers.
+    Hello { role: Role, aa: Aa, token: Vec<u8> },
+    Lookup { id: u64, target: Aa },
+    Update { id: u64, aa: Aa, mapping: Mapping },
+    Remove { id: u64, aa: Aa },
+    /// A ToR received a packet from `sender` for `target`, which it no longer hosts.
+    Report { id: u64, sender: Aa, target: Aa, stale_la: La },
+    /// A peer's acknowledged update, tagged with the store revision that committed it.
+    PeerPush { aa: Aa, revision: i64, mapping: Option<Mapping> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Welcome,
+    Found { id: u64, la: La, revision: i64 },
+    NotFound { id: u64 },
+    /// Access control refused the lookup (VL2 §4.2.1).
+    Denied { id: u64 },
+    /// The server cannot answer now (store unreachable, table too stale); try another server.
+    Unavailable { id: u64, reason: String },
+    /// The update is committed in the replicated store at `revision`.
+    Acked { id: u64, revision: i64 },
+    /// A gratuitous correction of a stale cache entry (VL2 §4.3, "updating caches reactively").
+    Correction { target: Aa, la: La, revision: i64 },
+    /// The request broke the protocol; the server closes the session after sending this.
+    Rejected { message: String },
+}
+
+mod kind {
+    pub const HELLO: u8 = 1;
+    pub const LOOKUP: u8 = 2;
+    pub const UPDATE: u8 = 3;
+    pub const REMOVE: u8 = 4;
+    pub const REPORT: u8 = 5;
+    pub const PEER_PUSH: u8 = 6;
+    pub const WELCOME: u8 = 0x81;
+    pub const FOUND: u8 = 0x82;
+    pub const NOT_FOUND: u8 = 0x83;
+    pub const DENIED: u8 = 0x84;
+    pub const UNAVAILABLE: u8 = 0x85;
+    pub const ACKED: u8 = 0x86;
+    pub const CORRECTION: u8 = 0x87;
+    pub const REJECTED: u8 = 0x88;
+}
+
+/// Reads fields off a frame body, naming the message and field when one is missing or bad.
+struct Fields<'a> {
+    body: &'a [u8],
+    message: &'static str,
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], WireError> {
+        if self.body.len() < n {
+            return Err(WireError::Malformed(format!(
+                "{}.{field}: frame ends early (needs {n} more bytes, has {})",
+                self.message,
+                self.body.len()
+            )));
+        }
+        let (head, rest) = self.body.split_at(n);
+        self.body = rest;
+        Ok(head)
+    }
+    fn u8(&mut self, field: &str) -> Result<u8, WireError> {
+        Ok(self.take(1, field)?[0])
+    }
+    fn u32(&mut self, field: &str) -> Result<u32, WireError> {
+        Ok(u32::from_be_bytes(self.take(4, field)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self, field: &str) -> Result<u64, WireError> {
+        Ok(u64::from_be_bytes(self.take(8, field)?.try_into().expect("8 bytes")))
+    }
+    fn i64(&mut self, field: &str) -> Result<i64, WireError> {
+        Ok(self.u64(field)? as i64)
+    }
+    fn bytes(&mut self, field: &str) -> Result<&'a [u8], WireError> {
+        let n = self.u8(field)? as usize;
+        self.take(n, field)
+    }
+    fn text(&mut self, field: &str) -> Result<String, WireError> {
+        let raw = self.bytes(field)?;
+        String::from_utf8(raw.to_vec())
+            .map_err(|_| WireError::Malformed(format!("{}.{field}: not UTF-8", self.message)))
+    }
+    fn service(&mut self) -> Result<String, WireError> {
+        let service = self.text("service")?;
+        validate_service(&service)
+            .map_err(|e| WireError::Malformed(format!("{}.{e}", self.message)))?;
+        Ok(service)
+    }
+    fn end(self) -> Result<(), WireError> {
+        if self.body.is_empty() {
+            Ok(())
+        } else {
+            Err(WireError::Malformed(format!(
+                "{}: {} unexpected bytes after the last field",
+                self.message,
+                self.body.len()
+            )))
+        }
+    }
+}
+
+fn put_text(out: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len().min(255);
+    out.push(n as u8);
+    out.extend_from_slice(&bytes[..n]);
+}
+
+impl Request {
+    /// Appends this request as one frame.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        write_frame(out, |b| match self {
+            Request::Hello { role, aa, token } => {
+                b.push(kind::HELLO);
+                b.push(*role as u8);
+                b.extend_from_slice(&aa.0.to_be_bytes());
+                put_text(b, token);
+            }
+            Request::Lookup { id, target } => {
+                b.push(kind::LOOKUP);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&target.0.to_be_bytes());
+            }
+            Request::Update { id, aa, mapping } => {
+                b.push(kind::UPDATE);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&aa.0.to_be_bytes());
+                b.extend_from_slice(&mapping.la.0.to_be_bytes());
+                put_text(b, mapping.service.as_bytes());
+            }
+            Request::Remove { id, aa } => {
+                b.push(kind::REMOVE);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&aa.0.to_be_bytes());
+            }
+            Request::Report { id, sender, target, stale_la } => {
+                b.push(kind::REPORT);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&sender.0.to_be_bytes());
+                b.extend_from_slice(&target.0.to_be_bytes());
+                b.extend_from_slice(&stale_la.0.to_be_bytes());
+            }
+            Request::PeerPush { aa, revision, mapping } => {
+                b.push(kind::PEER_PUSH);
+                b.extend_from_slice(&aa.0.to_be_bytes());
+                b.extend_from_slice(&revision.to_be_bytes());
+                match mapping {
+                    None => b.push(0),
+                    Some(m) => {
+                        b.push(1);
+                        b.extend_from_slice(&m.la.0.to_be_bytes());
+                        put_text(b, m.service.as_bytes());
+                    }
+                }
+            }
+        })
+    }
+
+    pub fn decode(body: &[u8]) -> Result<Request, WireError> {
+        let (&k, rest) = body
+            .split_first()
+            .ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
+        let message = match k {
+            kind::HELLO => "Hello",
+            kind::LOOKUP => "Lookup",
+            kind::UPDATE => "Update",
+            kind::REMOVE => "Remove",
+            kind::REPORT => "Report",
+            kind::PEER_PUSH => "PeerPush",
+            other => {
+                return Err(WireError::Malformed(format!(
+                    "unknown request kind {other:#04x}; expected 0x01 (Hello) to 0x06 (PeerPush)"
+                )))
+            }
+        };
+        let mut f = Fields { body: rest, message };
+        let request = match k {
+            kind::HELLO => {
+                let role = match f.u8("role")? {
+                    1 => Role::Agent,
+                    2 => Role::Tor,
+                    3 => Role::Peer,
+                    r => {
+                        return Err(WireError::Malformed(format!(
+                            "Hello.role: {r} is not 1 (agent), 2 (tor) or 3 (peer)"
+                        )))
+                    }
+                };
+                let aa = Aa(f.u32("aa")?);
+                let token = f.bytes("token")?.to_vec();
+                Request::Hello { role, aa, token }
+            }
+            kind::LOOKUP => Request::Lookup { id: f.u64("id")?, target: Aa(f.u32("target")?) },
+            kind::UPDATE => {
+                let id = f.u64("id")?;
+                let aa = Aa(f.u32("aa")?);
+                let la = La(f.u32("la")?);
+                let service = f.service()?;
+                Request::Update { id, aa, mapping: Mapping { la, service } }
+            }
+            kind::REMOVE => Request::Remove { id: f.u64("id")?, aa: Aa(f.u32("aa")?) },
+            kind::REPORT => Request::Report {
+                id: f.u64("id")?,
+                sender: Aa(f.u32("sender")?),
+                target: Aa(f.u32("target")?),
+                stale_la: La(f.u32("stale_la")?),
+            },
+            _ => {
+                let aa = Aa(f.u32("aa")?);
+                let revision = f.i64("revision")?;
+                let mapping = match f.u8("present")? {
+                    0 => None,
+                    1 => {
+                        let la = La(f.u32("la")?);
+                        Some(Mapping { la, service: f.service()? })
+                    }
+                    p => {
+                        return Err(WireError::Malformed(format!(
+                            "PeerPush.present: {p} is not 0 (removed) or 1 (mapped)"
+                        )))
+                    }
+                };
+                Request::PeerPush { aa, revision, mapping }
+            }
+        };
+        f.end()?;
+        Ok(request)
+    }
+}
+
+impl Reply {
+    /// Appends this reply as one frame.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        write_frame(out, |b| match self {
+            Reply::Welcome => b.push(kind::WELCOME),
+            Reply::Found { id, la, revision } => {
+                b.push(kind::FOUND);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&la.0.to_be_bytes());
+                b.extend_from_slice(&revision.to_be_bytes());
+            }
+            Reply::NotFound { id } => {
+                b.push(kind::NOT_FOUND);
+                b.extend_from_slice(&id.to_be_bytes());
+            }
+            Reply::Denied { id } => {
+                b.push(kind::DENIED);
+                b.extend_from_slice(&id.to_be_bytes());
+            }
+            Reply::Unavailable { id, reason } => {
+                b.push(kind::UNAVAILABLE);
+                b.extend_from_slice(&id.to_be_bytes());
+                put_text(b, reason.as_bytes());
+            }
+            Reply::Acked { id, revision } => {
+                b.push(kind::ACKED);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&revision.to_be_bytes());
+            }
+            Reply::Correction { target, la, revision } => {
+                b.push(kind::CORRECTION);
+                b.extend_from_slice(&target.0.to_be_bytes());
+                b.extend_from_slice(&la.0.to_be_bytes());
+                b.extend_from_slice(&revision.to_be_bytes());
+            }
+            Reply::Rejected { message } => {
+                b.push(kind::REJECTED);
+                put_text(b, message.as_bytes());
+            }
+        })
+    }
+
+    pub fn decode(body: &[u8]) -> Result<Reply, WireError> {
+        let (&k, rest) = body
+            .split_first()
+            .ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
+        let mut f = Fields { body: rest, message: "Reply" };
+        let reply = match k {
+            kind::WELCOME => Reply::Welcome,
+            kind::FOUND => Reply::Found {
+                id: f.u64("id")?,
+                la: La(f.u32("la")?),
+                revision: f.i64("revision")?,
+            },
+            kind::NOT_FOUND => Reply::NotFound { id: f.u64("id")? },
+            kind::DENIED => Reply::Denied { id: f.u64("id")? },
+            kind::UNAVAILABLE => Reply::Unavailable { id: f.u64("id")?, reason: f.text("reason")? },
+            kind::ACKED => Reply::Acked { id: f.u64("id")?, revision: f.i64("revision")? },
+            kind::CORRECTION => Reply::Correction {
+                target: Aa(f.u32("target")?),
+                la: La(f.u32("la")?),
+                revision: f.i64("revision")?,
+            },
+            kind::REJECTED => Reply::Rejected { message: f.text("message")? },
+            other => {
+                return Err(WireError::Malformed(format!("unknown reply kind {other:#04x}")))
+            }
+        };
+        f.end()?;
+        Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::FrameBuffer;
+
+    fn round_trip_request(r: Request) {
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        let mut buf = FrameBuffer::new(1024);
+        buf.spare(out.len()).extend_from_slice(&out);
+        assert_eq!(Request::decode(buf.next_frame().unwrap().unwrap()).unwrap(), r);
+    }
+
+    #[test]
+    fn every_request_survives_encoding() {
+        let m = Mapping { la: La(7), service: "web".into() };
+        round_trip_request(Request::Hello { role: Role::Agent, aa: Aa(1), token: b"secret".to_vec() });
+        round_trip_request(Request::Lookup { id: 9, target: Aa(2) });
+        round_trip_request(Request::Update { id: 3, aa: Aa(2), mapping: m.clone() });
+        round_trip_request(Request::Remove { id: 4, aa: Aa(2) });
+        round_trip_request(Request::Report { id: 5, sender: Aa(1), target: Aa(2), stale_la: La(3) });
+        round_trip_request(Request::PeerPush { aa: Aa(2), revision: 77, mapping: Some(m) });
+        round_trip_request(Request::PeerPush { aa: Aa(2), revision: 78, mapping: None });
+    }
+
+    #[test]
+    fn a_truncated_update_names_the_missing_field() {
+        let err = Request::decode(&[kind::UPDATE, 0, 0, 0, 0, 0, 0, 0, 1, 10, 0, 0]).unwrap_err();
+        assert!(err.to_string().contains("Update.aa: frame ends early"), "{err}");
+        let err = Request::decode(&[0x42]).unwrap_err();
+        assert!(err.to_string().contains("unknown request kind 0x42"), "{err}");
+    }
+}
