@@ -68,6 +68,10 @@ impl LetFlow {
         LetFlow { table: FlowletTable::new(spec, topo), rng: streams.stream() }
     }
 
+    pub fn flowlets(&self) -> u64 {
+        self.table.flowlets
+    }
+
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
         let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));

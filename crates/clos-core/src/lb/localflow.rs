@@ -61,6 +61,7 @@ pub struct LocalFlow {
     /// Over all rounds: rules scheduled, and rules that ended up split over several ports.
     pub rules_total: u64,
     pub splits_total: u64,
+    pub rounds: u64,
 }
 
 impl LocalFlow {
@@ -77,6 +78,7 @@ impl LocalFlow {
             n_hosts: topo.n_hosts,
             rules_total: 0,
             splits_total: 0,
+            rounds: 0,
         }
     }
 
@@ -113,6 +115,7 @@ impl LocalFlow {
 
     /// One round of the control loop at every switch.
     pub fn schedule(&mut self, f: &Fabric) {
+        self.rounds += 1;
         let bytes_per_interval = |port: u32| f.ports.rate_bps[port as usize] as f64 / 8.0 * self.interval as f64 / 1e12;
         for (s, sw) in self.switches.iter_mut().enumerate() {
             // Expire idle rules, keeping insertion order (determinism).

@@ -191,11 +191,18 @@ impl Forwarder {
         }
     }
 
-    /// Flows split over several ports by the last control-loop run (LocalFlow), for reports.
-    pub fn split_rules(&self) -> Option<u64> {
+    /// Scheme-specific counters for the summary's `load_balancer` section.
+    pub fn stats(&self) -> serde_json::Value {
         match self {
-            Forwarder::Localflow(l) => Some(l.splits_total),
-            _ => None,
+            Forwarder::Localflow(l) => serde_json::json!({
+                "rounds": l.rounds,
+                "rules_scheduled": l.rules_total,
+                "rules_split": l.splits_total,
+                "split_fraction": if l.rules_total > 0 { l.splits_total as f64 / l.rules_total as f64 } else { 0.0 },
+            }),
+            Forwarder::Letflow(l) => serde_json::json!({ "flowlets": l.flowlets() }),
+            Forwarder::Conga(c) => serde_json::json!({ "flowlets": c.flowlets() }),
+            _ => serde_json::json!({}),
         }
     }
 }

@@ -179,7 +179,14 @@ impl RunOutput<'_> {
                 "fct_max_s": pct(100.0),
                 "retransmits": flows.retransmits.iter().sum::<u64>(),
                 "timeouts": flows.timeouts.iter().sum::<u64>(),
+                // DRILL §4 (Fig. 11a): the share of flows whose receiver sent any duplicate ACK.
+                "with_dupacks": flows.dupacks.iter().filter(|&&d| d > 0).count(),
+                "with_dupacks_fraction": if n > 0 { flows.dupacks.iter().filter(|&&d| d > 0).count() as f64 / n as f64 } else { 0.0 },
+                "with_over_3_dupacks": flows.dupacks.iter().filter(|&&d| d > 3).count(),
+                "spurious_retransmits": w.senders.iter().map(|s| s.stats.spurious).sum::<u64>(),
             },
+            "load_balancer": w.load_balancer_stats(),
+            "reorder_shim": w.shim_stats().map(|(held, timeouts)| json!({"held": held, "timeouts": timeouts})),
             "goodput": {
                 "completion_time_s": w.all_done().then(|| seconds(active)),
                 "delivered_bytes": delivered,

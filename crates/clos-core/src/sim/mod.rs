@@ -255,9 +255,14 @@ impl World {
         }
     }
 
-    /// Flows LocalFlow split over several ports, over all its rounds (None for other schemes).
-    pub fn split_rules(&self) -> Option<u64> {
-        self.fwd.split_rules()
+    /// The load balancer's own counters (LocalFlow splits, flowlets ...).
+    pub fn load_balancer_stats(&self) -> serde_json::Value {
+        self.fwd.stats()
+    }
+
+    /// Reorder-shim counters: segments held, and flushes forced by the timeout.
+    pub fn shim_stats(&self) -> Option<(u64, u64)> {
+        self.shims.as_ref().map(|v| (v.iter().map(|s| s.held_total).sum(), v.iter().map(|s| s.timeouts).sum()))
     }
 
     /// Everything a run produces, for `metrics`.

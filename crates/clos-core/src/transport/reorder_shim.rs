@@ -2,15 +2,17 @@
 //! Juggler, which DRILL evaluates with and without (DRILL §3.3, §4).
 //!
 //! Per flow it passes in-order segments up at once and holds segments that arrive beyond a hole,
-//! releasing them as soon as the hole fills. If the hole has not filled `timeout` after the
-//! shim started holding, it releases everything it holds in order (the hole is then probably a
+//! releasing them as soon as the hole fills. If no hole has filled for `timeout`, it releases
+//! everything it holds in order (the hole is then probably a
 //! loss, which TCP must see to recover), and from then on treats anything below the released
 //! data as late and passes it straight up. Holding is bounded (`MAX_HELD` segments).
 
 use crate::units::Time;
 
-/// Beyond this many held segments the shim flushes (a GRO batch is at most 64 KB).
-pub const MAX_HELD: usize = 64;
+/// Beyond this many held segments the shim flushes. It must exceed the reordering extent of a
+/// window (a whole flowcell can be overtaken), so it is sized like a large receive window
+/// (1,024 segments = 1.5 MB), not like one GRO batch.
+pub const MAX_HELD: usize = 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -49,10 +51,10 @@ impl ReorderShim {
                 out.push(self.held.remove(0));
                 self.next += 1;
             }
-            if self.held.is_empty() {
-                self.gen = self.gen.wrapping_add(1); // disarm
-            }
-            return false;
+            // Progress: a pending timer is stale either way; if a new hole remains, its
+            // timeout starts now (the shim waits `timeout` per hole, not per holding spell).
+            self.gen = self.gen.wrapping_add(1);
+            return !self.held.is_empty();
         }
         let was_empty = self.held.is_empty();
         match self.held.binary_search_by_key(&s.seg, |h| h.seg) {
