@@ -180,6 +180,7 @@ impl RunOutput<'_> {
                 "retransmits": flows.retransmits.iter().sum::<u64>(),
                 "timeouts": flows.timeouts.iter().sum::<u64>(),
             },
+            "workload": w.workload_summary,
             "goodput": {
                 "completion_time_s": w.all_done().then(|| seconds(active)),
                 "delivered_bytes": delivered,
