@@ -109,6 +109,9 @@ fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service
         None => (0..n).collect(),
     };
     let m = group.len();
+    if m < 2 {
+        return Err(bad(format!("{path}.hosts"), "needs at least 2 hosts to make any flow"));
+    }
     let start = w.start.map_or(0, |d| d.0);
     let stop = w.stop.map_or(Time::MAX, |d| d.0);
     let ramp = w.ramp.map_or(0, |d| d.0);
