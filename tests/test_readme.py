@@ -4,18 +4,23 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import clos
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+WORKLOADS = (ROOT / "docs" / "workloads.md").read_text()
+
+
+def blocks(language: str, text: str = README) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
 
 
 def test_readme_scenario_runs_and_conserves_packets():
-    (toml_text,) = blocks("toml")
+    toml_text = blocks("toml")[0]
     results = clos.run(tomllib.loads(toml_text))
     packets = results.summary["packets"]
     assert packets["sent"] == packets["delivered"] + packets["dropped"] + packets["in_flight"]
@@ -28,3 +33,18 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
     code = python_text.replace('"out/"', repr(str(tmp_path / "out")))
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "out" / "summary.json").exists()
+
+
+WORKLOAD_EXAMPLES = blocks("toml")[1:] + blocks("toml", WORKLOADS)
+
+
+@pytest.mark.parametrize("toml_text", WORKLOAD_EXAMPLES, ids=lambda t: t.split("\n")[0])
+def test_workload_examples_run_at_a_small_size(toml_text):
+    # CI runs each example for 2 ms of simulated time (max_time caps every run); the workload is
+    # still generated in full, so errors anywhere in it surface.
+    table = tomllib.loads(toml_text)
+    table["max_time"] = "2ms"
+    results = clos.run(table)
+    packets = results.summary["packets"]
+    assert packets["sent"] == packets["delivered"] + packets["dropped"] + packets["in_flight"]
+    assert results.summary["flows"]["count"] > 0

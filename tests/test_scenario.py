@@ -60,3 +60,19 @@ def test_flow_file_is_relative_to_the_scenario(tmp_path: Path):
     (folder / "s.toml").write_text('[workload]\nkind = "flows"\nfile = "flows.csv"\n')
     workload = clos.load_scenario(folder / "s.toml")["workload"]
     assert workload["file"] == str((folder / "flows.csv").resolve())
+
+
+def test_cdf_files_are_relative_to_the_scenario_and_bundled_names_are_kept(tmp_path: Path):
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "sizes.cdf").write_text("1000 0\n20000 1\n")
+    (folder / "s.toml").write_text(
+        '[workload]\nkind = "services"\n'
+        '[[workload.services]]\nkind = "poisson"\ncdf = "sizes.cdf"\n'
+        '[[workload.services]]\nkind = "closed_loop"\ncdf = "websearch_dctcp"\n'
+        'concurrency = "vl2"\n'
+    )
+    services = clos.load_scenario(folder / "s.toml")["workload"]["services"]
+    assert services[0]["cdf"] == str((folder / "sizes.cdf").resolve())
+    assert services[1]["cdf"] == "websearch_dctcp"
+    assert services[1]["concurrency"] == "vl2"

@@ -41,7 +41,7 @@ def find(ref: str | PathLike[str]) -> Path:
 
 
 def load_scenario(ref: str | PathLike[str]) -> dict[str, Any]:
-    """Parse a scenario file, with `workload.file` made relative to the file rather than the cwd."""
+    """Parse a scenario file, with workload files made relative to the file rather than the cwd."""
     path = find(ref)
     text = path.read_text(encoding="utf-8")
     try:
@@ -49,9 +49,27 @@ def load_scenario(ref: str | PathLike[str]) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as error:
         raise _syntax_error(path, text, error) from None
     workload = table.get("workload")
-    if isinstance(workload, dict) and isinstance(workload.get("file"), str):
-        workload["file"] = str((path.parent / workload["file"]).resolve())
+    if isinstance(workload, dict):
+        _resolve_workload_paths(workload, path.parent)
     return table
+
+
+def _resolve_workload_paths(workload: dict[str, Any], folder: Path) -> None:
+    """Make the workload's files relative to the scenario's folder, in services and backgrounds too.
+
+    `file` is always a path. `cdf` and `concurrency` name a bundled distribution unless a file of
+    that name exists beside the scenario, so only those that exist there are rewritten.
+    """
+    if isinstance(workload.get("file"), str):
+        workload["file"] = str((folder / workload["file"]).resolve())
+    for key in ("cdf", "concurrency"):
+        value = workload.get(key)
+        if isinstance(value, str) and (folder / value).is_file():
+            workload[key] = str((folder / value).resolve())
+    parts = list(workload.get("services") or []) + [workload.get("background")]
+    for part in parts:
+        if isinstance(part, dict):
+            _resolve_workload_paths(part, folder)
 
 
 def _syntax_error(path: Path, text: str, error: tomllib.TOMLDecodeError) -> ScenarioError:

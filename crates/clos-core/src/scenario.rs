@@ -205,15 +205,38 @@ pub enum WorkloadKind {
     Permutation,
     /// An explicit list of flows from a CSV file.
     Flows,
+    /// Host i sends `bytes` to host (i + stride) mod n (DRILL §4, Table 1).
+    Stride,
+    /// A random bijection in which no host sends into its own rack (DRILL's "Random").
+    Bijection,
+    /// Open loop: Poisson flow arrivals with sizes from a CDF, at a target load.
+    Poisson,
+    /// Each server keeps a number of flows open, starting a new one when one ends (VL2 §5.2).
+    ClosedLoop,
+    /// Rounds in which some hosts each fetch `bytes` from several others at once (DRILL §4).
+    Incast,
+    /// Every host sends `bytes` every `interval` (DRILL Table 1's mice).
+    Periodic,
+    /// Several named workloads side by side, each on its own hosts and times (VL2 §5.3).
+    Services,
 }
 
+/// Where open-loop flows go: any other host, or only hosts in another rack or pod.
+pub use crate::workload::pattern::Pattern;
+pub use crate::workload::hosts::{Concurrency, HostSet};
+
+/// A workload: `kind` says which fields apply; the others are rejected by name. Composite
+/// workloads nest: `services` lists sub-workloads, and any workload may carry a `background`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub kind: WorkloadKind,
-    /// Shuffle and permutation: use the first `hosts` hosts (default: all).
+    /// A label for this workload's flows (services; defaults to the kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<u32>,
+    pub name: Option<String>,
+    /// The hosts this workload uses: a number (the first n) or a list of hosts and ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<ByteSize>,
     /// Permutation: every host sends outside its own pod (rack, for two-tier fabrics).
@@ -222,9 +245,52 @@ pub struct WorkloadSpec {
     /// Flows: CSV with a header `src,dst,bytes,start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// Each generated flow starts at a uniform random time in `[0, start_jitter]`.
+    /// Each generated flow starts at a uniform random time in `[0, start_jitter]` after its
+    /// host joins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jitter: Option<Duration>,
+    /// When the workload begins (its first host joins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    /// When it stops starting flows; flows already running finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
+    /// Hosts join one at a time, this far apart, in the order `hosts` lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<Duration>,
+    /// Stride: the distance x of Stride(x).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride: Option<u32>,
+    /// Poisson: offered load as a fraction of each sending host's link capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Poisson and closed loop: flow-size CDF, a bundled name or a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    /// Poisson, closed loop and periodic: which destinations a flow may pick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Pattern>,
+    /// Closed loop: flows each server keeps open: a number, a bundled distribution or a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+    /// Incast: the fraction of hosts that make a request in each round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requesters: Option<f64>,
+    /// Incast: the fraction of the other hosts each requester fetches from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responders: Option<f64>,
+    /// Incast: the number of hosts each requester fetches from (instead of `responders`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_in: Option<u32>,
+    /// Incast and periodic: time between rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    /// Services: the sub-workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<WorkloadSpec>>,
+    /// Any kind but services: a second workload running beside this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Box<WorkloadSpec>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -312,7 +378,11 @@ impl Scenario {
         if self.max_time.0 == 0 {
             return Err(bad("max_time", "must be positive"));
         }
-        self.workload.normalize()
+        let stop = match self.stop {
+            Stop::At(d) => Some(d),
+            Stop::AllFlowsDone => None,
+        };
+        self.workload.normalize("workload", stop)
     }
 
     pub fn tcp_params(&self) -> TcpParams {
@@ -443,47 +513,6 @@ impl TopologySpec {
             return Err(bad("topology", format!("{} hosts is more than the supported 1,048,576", topo.n_hosts)));
         }
         Ok(topo)
-    }
-}
-
-impl WorkloadSpec {
-    fn normalize(&mut self) -> Result<()> {
-        use WorkloadKind::*;
-        let kind = serde_json::to_value(self.kind).unwrap().as_str().unwrap().to_string();
-        let reject = |present: bool, field: &str, owner: &str| {
-            if present {
-                Err(bad(format!("workload.{field}"), format!("applies to {owner} workloads, not {kind}; remove it")))
-            } else {
-                Ok(())
-            }
-        };
-        match self.kind {
-            Shuffle | Permutation => {
-                if self.bytes.is_none() {
-                    return Err(bad("workload.bytes", format!("is required for a {kind} workload (bytes per flow, e.g. \"1MB\")")));
-                }
-                reject(self.file.is_some(), "file", "flows")?;
-                if self.kind == Shuffle {
-                    reject(self.cross_pod.is_some(), "cross_pod", "permutation")?;
-                } else {
-                    self.cross_pod.get_or_insert(false);
-                }
-                self.start_jitter.get_or_insert(Duration(0));
-                if self.hosts == Some(0) || self.hosts == Some(1) {
-                    return Err(bad("workload.hosts", "needs at least 2 hosts to make any flow"));
-                }
-            }
-            Flows => {
-                if self.file.is_none() {
-                    return Err(bad("workload.file", "is required for a flows workload (a CSV with header src,dst,bytes,start)"));
-                }
-                reject(self.bytes.is_some(), "bytes", "shuffle and permutation")?;
-                reject(self.hosts.is_some(), "hosts", "shuffle and permutation")?;
-                reject(self.cross_pod.is_some(), "cross_pod", "permutation")?;
-                reject(self.start_jitter.is_some(), "start_jitter", "shuffle and permutation")?;
-            }
-        }
-        Ok(())
     }
 }
 

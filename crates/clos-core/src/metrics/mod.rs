@@ -187,6 +187,7 @@ impl RunOutput<'_> {
             },
             "load_balancer": w.load_balancer_stats(),
             "reorder_shim": w.shim_stats().map(|(held, timeouts)| json!({"held": held, "timeouts": timeouts})),
+            "workload": w.workload_summary,
             "goodput": {
                 "completion_time_s": w.all_done().then(|| seconds(active)),
                 "delivered_bytes": delivered,

@@ -118,6 +118,7 @@ impl World {
             if self.receivers[f].nxt >= self.senders[f].total && self.finished[f].is_none() {
                 self.finished[f] = Some(self.now);
                 self.flows_done += 1;
+                self.flow_finished(flow);
             }
         }
         for ack in r.acks.into_iter().flatten() {

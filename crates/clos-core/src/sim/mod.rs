@@ -5,6 +5,7 @@
 //! a `match`; every handler runs in O(1) amortised time and, once pools and queues have grown to
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
+mod arrivals;
 mod host;
 
 use crate::error::{Error, Result};
@@ -22,7 +23,7 @@ use crate::transport::reorder_shim::{ReorderShim, Segment};
 use crate::transport::tcp::Sender;
 use crate::transport::TcpParams;
 use crate::units::Time;
-use crate::workload::{self, FlowSpec};
+use crate::workload::{self, ClosedLoop, FlowSpec};
 
 /// Packets that have crossed this many switches are dropped as looping (never happens with the
 /// shortest-path tables; a guard against a forwarding bug silently spinning forever).
@@ -47,6 +48,11 @@ pub struct World {
     queue: EventQueue,
     params: TcpParams,
     pub flows: Vec<FlowSpec>,
+    /// Starts a new flow when a closed-loop flow ends (see `arrivals.rs`).
+    closed_loop: ClosedLoop,
+    /// Names of the workload's parts (indexed by `FlowSpec::service`) and what they offer.
+    pub services: Vec<String>,
+    pub workload_summary: serde_json::Value,
     entropy: Vec<[u64; 2]>,
     pub senders: Vec<Sender>,
     pub receivers: Vec<Receiver>,
@@ -68,28 +74,27 @@ pub struct World {
     max_time: Time,
 }
 
+/// 5-tuple hash per direction: (src, dst, src port, dst port, TCP). Source ports are distinct
+/// per flow, so flows between the same pair hash independently.
+fn flow_entropy(i: usize, f: &FlowSpec) -> [u64; 2] {
+    let sport = 1024 + i as u64;
+    let fwd = mix64((f.src as u64) << 40 ^ (f.dst as u64) << 16 ^ mix64(sport << 16 | 80) ^ 6);
+    let rev = mix64((f.dst as u64) << 40 ^ (f.src as u64) << 16 ^ mix64(80 << 16 | sport) ^ 6);
+    [fwd, rev]
+}
+
 impl World {
     pub fn new(s: &Scenario) -> Result<World> {
         let topo = s.topology.build()?;
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
-        let flows = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+        let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+        let flows = generated.flows;
         let routes = Routes::compute(&topo);
         let ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         let params = s.tcp_params();
-        // 5-tuple hash per direction: (src, dst, src port, dst port, TCP). Source ports are
-        // distinct per flow, so flows between the same pair hash independently.
-        let entropy = flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let sport = 1024 + i as u64;
-                let fwd = mix64((f.src as u64) << 40 ^ (f.dst as u64) << 16 ^ mix64(sport << 16 | 80) ^ 6);
-                let rev = mix64((f.dst as u64) << 40 ^ (f.src as u64) << 16 ^ mix64(80 << 16 | sport) ^ 6);
-                [fwd, rev]
-            })
-            .collect();
+        let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         let senders = flows.iter().map(|f| Sender::new(f.bytes, &params)).collect();
         let n = flows.len();
         let mut queue = EventQueue::with_capacity(1024);
@@ -112,6 +117,9 @@ impl World {
             queue,
             params,
             flows,
+            closed_loop: generated.closed_loop,
+            services: generated.services,
+            workload_summary: generated.summary,
             entropy,
             senders,
             receivers: vec![Receiver::default(); n],

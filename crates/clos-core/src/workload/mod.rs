@@ -1,11 +1,34 @@
-//! Traffic: the basic patterns of the foundation (VL2's all-to-all shuffle, permutations, an
-//! explicit flow list). Each generator draws from its own random stream.
+//! Traffic: who sends how much to whom, and when.
+//!
+//! A workload is one of the kinds in [`crate::scenario::WorkloadKind`], or several side by side
+//! (`services`, `background`). Each part is generated up front from its own random stream, except
+//! closed loops, which start their first flows up front and the rest as flows finish (the
+//! simulator calls [`ClosedLoop::replace`]). Modules, one concept each:
+//! - [`cdf`]: flow-size and concurrency distributions (bundled and user files);
+//! - [`pattern`]: destination choice and the fixed patterns (permutation, stride, bijection);
+//! - [`poisson`], [`periodic`], [`incast`], [`closed_loop`]: arrival processes;
+//! - [`hosts`]: host sets and concurrency as written in scenarios; [`spec`]: validation;
+//! - [`load`]: the offered load a generated workload puts on each tier.
+
+pub mod cdf;
+pub mod closed_loop;
+pub mod hosts;
+pub mod incast;
+pub mod load;
+pub mod pattern;
+pub mod periodic;
+pub mod poisson;
+pub mod spec;
 
 use crate::error::{bad, Result};
-use crate::rng::{below, shuffle, Stream};
+use crate::rng::{below, Stream};
 use crate::scenario::{WorkloadKind, WorkloadSpec};
 use crate::topology::Topology;
 use crate::units::{parse_bytes, parse_duration, Time};
+pub use closed_loop::ClosedLoop;
+use hosts::Concurrency as WrittenConcurrency;
+use pattern::Destinations;
+use serde_json::{json, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
@@ -13,80 +36,172 @@ pub struct FlowSpec {
     pub dst: u32,
     pub bytes: u64,
     pub start: Time,
+    /// Index of the workload part (service) that made this flow, into [`Generated::services`].
+    pub service: u32,
 }
 
-pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<Vec<FlowSpec>> {
-    let n = topo.n_hosts as u32;
-    let hosts = w.hosts.unwrap_or(n);
-    if hosts > n {
-        return Err(bad("workload.hosts", format!("the fabric has only {n} hosts, asked for {hosts}")));
+/// A generated workload.
+pub struct Generated {
+    /// Every flow known before the run starts (closed loops add more as flows finish).
+    pub flows: Vec<FlowSpec>,
+    pub closed_loop: ClosedLoop,
+    /// Names of the workload's parts, indexed by [`FlowSpec::service`].
+    pub services: Vec<String>,
+    /// What the workload offers (flows, bytes, expected load per tier), for `summary.json`.
+    pub summary: Value,
+}
+
+/// The parts of a workload in a fixed order: the workload itself (or each service), each
+/// followed by its background, with the dotted path that names it in errors.
+fn parts<'a>(w: &'a WorkloadSpec, path: String, out: &mut Vec<(String, &'a WorkloadSpec)>) {
+    if let Some(list) = &w.services {
+        for (i, s) in list.iter().enumerate() {
+            parts(s, format!("{path}.services[{i}]"), out);
+        }
+    } else {
+        out.push((path.clone(), w));
     }
-    let jitter = w.start_jitter.map_or(0, |d| d.0);
+    if let Some(b) = &w.background {
+        parts(b, format!("{path}.background"), out);
+    }
+}
+
+pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<Generated> {
+    let mut list = Vec::new();
+    parts(w, "workload".into(), &mut list);
+    // Part 0 draws from the workload stream itself (so single workloads keep their flows);
+    // part i > 0 from that stream long-jumped i times (2^192 draws apart), so changing one
+    // part never changes another's flows.
+    let base = rng.clone();
+    let mut flows = Vec::new();
+    let mut closed_loop = ClosedLoop::default();
+    let mut services = Vec::new();
+    let mut described = Vec::new();
+    for (i, (path, spec)) in list.iter().enumerate() {
+        let mut own = base.clone();
+        for _ in 0..i {
+            own.long_jump();
+        }
+        let stream = if i == 0 { &mut *rng } else { &mut own };
+        let service = i as u32;
+        let mut made = part(spec, path, topo, stream, service, &mut closed_loop)?;
+        for f in &mut made {
+            f.service = service;
+        }
+        let name = spec.name.clone().unwrap_or_else(|| spec::kind_name(spec.kind));
+        described.push(load::describe_part(&name, spec, &made, topo));
+        services.push(name);
+        flows.extend(made);
+    }
+    let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
+    Ok(Generated { flows, closed_loop, services, summary })
+}
+
+/// One part's flows, in absolute time, before the simulator starts.
+fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service: u32, closed: &mut ClosedLoop) -> Result<Vec<FlowSpec>> {
+    use WorkloadKind::*;
+    let n = topo.n_hosts as u32;
+    if w.kind == Flows {
+        return read_flow_file(w.file.as_deref().unwrap_or_default(), n);
+    }
+    let group = match &w.hosts {
+        Some(h) => h.resolve(n, &format!("{path}.hosts"))?,
+        None => (0..n).collect(),
+    };
+    let m = group.len();
+    if m < 2 {
+        return Err(bad(format!("{path}.hosts"), "needs at least 2 hosts to make any flow"));
+    }
+    let start = w.start.map_or(0, |d| d.0);
+    let stop = w.stop.map_or(Time::MAX, |d| d.0);
+    let ramp = w.ramp.map_or(0, |d| d.0);
+    let joins: Vec<Time> = (0..m as u64).map(|k| start + k * ramp).collect();
     let bytes = w.bytes.map_or(0, |b| b.0);
+    let jitter = w.start_jitter.map_or(0, |d| d.0);
+    let dest = |rng_field: &str| Destinations::new(w.pattern.unwrap_or_default(), &group, topo, &format!("{path}.{rng_field}"));
+    let pairs = |targets: Vec<usize>| -> Vec<FlowSpec> {
+        targets.iter().enumerate().map(|(s, &d)| FlowSpec { src: group[s], dst: group[d], bytes, start: 0, service }).collect()
+    };
     let mut flows = match w.kind {
-        WorkloadKind::Shuffle => {
-            let mut v = Vec::with_capacity((hosts * (hosts - 1)) as usize);
-            for s in 0..hosts {
-                for d in 0..hosts {
-                    if s != d {
-                        v.push(FlowSpec { src: s, dst: d, bytes, start: 0 });
+        // Fixed patterns: every flow starts when its source joins, plus jitter.
+        Shuffle | Permutation | Stride | Bijection => {
+            let mut v = match w.kind {
+                Shuffle => {
+                    let mut v = Vec::with_capacity(m * (m - 1));
+                    for &s in &group {
+                        for &d in &group {
+                            if s != d {
+                                v.push(FlowSpec { src: s, dst: d, bytes, start: 0, service });
+                            }
+                        }
                     }
+                    v
+                }
+                Permutation => {
+                    let pods: Vec<u32> = group.iter().map(|&h| topo.nodes[h as usize].pod).collect();
+                    let zones = (w.cross_pod == Some(true)).then_some(&pods[..]);
+                    pairs(pattern::permutation(m, zones, rng, &format!("{path}.cross_pod"))?)
+                }
+                Stride => pairs(pattern::stride(m, w.stride.unwrap_or(1), &format!("{path}.stride"))?),
+                _ => {
+                    // DRILL §4's "Random": each server talks to a random destination not under its own leaf.
+                    let racks: Vec<u32> = group.iter().map(|&h| topo.host_tor[h as usize]).collect();
+                    pairs(pattern::permutation(m, Some(&racks), rng, &format!("{path}.hosts"))?)
+                }
+            };
+            if jitter > 0 {
+                for f in &mut v {
+                    f.start = below(rng, jitter + 1);
                 }
             }
-            v
+            let position = positions(&group, n);
+            for f in &mut v {
+                f.start += joins[position[f.src as usize] as usize];
+            }
+            v.retain(|f| f.start < stop);
+            return Ok(v);
         }
-        WorkloadKind::Permutation => {
-            let pods: Vec<u32> = (0..hosts).map(|h| topo.nodes[h as usize].pod).collect();
-            let dst = permutation(hosts, if w.cross_pod == Some(true) { Some(&pods) } else { None }, rng)?;
-            (0..hosts).map(|s| FlowSpec { src: s, dst: dst[s as usize], bytes, start: 0 }).collect()
+        Poisson => {
+            let cdf = cdf::size_cdf(w.cdf.as_deref().unwrap_or_default(), &format!("{path}.cdf"))?;
+            poisson::arrivals(&group, &dest("pattern")?, &cdf, w.load.unwrap_or(0.0), topo, (start, stop), rng)
         }
-        WorkloadKind::Flows => return read_flow_file(w.file.as_deref().unwrap_or_default(), n),
+        Periodic => periodic::flows(&group, &dest("pattern")?, bytes, w.interval.map_or(1, |d| d.0), (start, stop), rng),
+        Incast => {
+            let fan_in = match (w.fan_in, w.responders) {
+                (Some(k), _) => incast::FanIn::Hosts(k),
+                (None, r) => incast::FanIn::Fraction(r.unwrap_or(0.1)),
+            };
+            let spec = incast::Incast { requesters: w.requesters.unwrap_or(0.1), fan_in, bytes, interval: w.interval.map(|d| d.0) };
+            spec.flows(&group, (start, stop), path, rng)?
+        }
+        ClosedLoop => {
+            let sizes = cdf::size_cdf(w.cdf.as_deref().unwrap_or_default(), &format!("{path}.cdf"))?;
+            let concurrency = match w.concurrency.clone().unwrap_or(WrittenConcurrency::Fixed(1)) {
+                WrittenConcurrency::Fixed(k) => closed_loop::Concurrency::Fixed(k),
+                WrittenConcurrency::Distribution(name) => closed_loop::Concurrency::Drawn(cdf::concurrency_cdf(&name, &format!("{path}.concurrency"))?),
+            };
+            let (l, first) = closed_loop::Loop::start(service, group.clone(), dest("pattern")?, sizes, &concurrency, &joins, jitter, stop, n as usize, rng.clone());
+            // The loop keeps drawing from its own copy of the stream as flows finish.
+            closed.loops.push(l);
+            return Ok(first);
+        }
+        Flows | Services => unreachable!("handled above / flattened by `parts`"),
     };
-    if jitter > 0 {
-        for f in &mut flows {
-            f.start = below(rng, jitter + 1);
-        }
+    // Arrival processes: a host sends nothing before it joins.
+    if ramp > 0 {
+        let position = positions(&group, n);
+        flows.retain(|f| f.start >= joins[position[f.src as usize] as usize]);
     }
     Ok(flows)
 }
 
-/// A random permutation without fixed points; with `pods`, no host maps into its own pod.
-/// Starts from a shuffled order and repairs conflicts by swapping targets with random partners
-/// (a swap is taken only if it leaves both positions valid), which keeps the result uniform
-/// enough for load-balancing experiments and always terminates when a solution exists.
-fn permutation(n: u32, pods: Option<&[u32]>, rng: &mut Stream) -> Result<Vec<u32>> {
-    let ok = |s: u32, d: u32| s != d && pods.is_none_or(|p| p[s as usize] != p[d as usize]);
-    if let Some(p) = pods {
-        let mut count = std::collections::BTreeMap::new();
-        for &x in p {
-            *count.entry(x).or_insert(0u32) += 1;
-        }
-        if count.values().any(|&c| 2 * c > n) {
-            return Err(bad("workload.cross_pod", "one pod holds more than half the hosts, so a cross-pod permutation is impossible"));
-        }
+/// For each host id, its position in `group` (or `u32::MAX`).
+fn positions(group: &[u32], n: u32) -> Vec<u32> {
+    let mut p = vec![u32::MAX; n as usize];
+    for (i, &h) in group.iter().enumerate() {
+        p[h as usize] = i as u32;
     }
-    let mut dst: Vec<u32> = (0..n).collect();
-    shuffle(rng, &mut dst);
-    for _round in 0..1000 {
-        let mut clean = true;
-        for i in 0..n {
-            if ok(i, dst[i as usize]) {
-                continue;
-            }
-            clean = false;
-            for _ in 0..4 * n {
-                let j = below(rng, n as u64) as u32;
-                if ok(i, dst[j as usize]) && ok(j, dst[i as usize]) {
-                    dst.swap(i as usize, j as usize);
-                    break;
-                }
-            }
-        }
-        if clean {
-            return Ok(dst);
-        }
-    }
-    Err(bad("workload", "could not find a valid permutation; use more hosts"))
+    p
 }
 
 /// CSV with header `src,dst,bytes,start`; sizes and times may carry units (`64KB`, `1ms`),
@@ -121,7 +236,7 @@ fn read_flow_file(path: &str, n_hosts: u32) -> Result<Vec<FlowSpec>> {
         }
         let bytes = parse_bytes(cols[2]).map_err(|e| bad(&at, format!("bytes: {e}")))?;
         let start = parse_duration(cols[3]).map_err(|e| bad(&at, format!("start: {e}")))?;
-        flows.push(FlowSpec { src, dst, bytes, start });
+        flows.push(FlowSpec { src, dst, bytes, start, service: 0 });
     }
     if flows.is_empty() {
         return Err(bad(path, "holds no flows"));
@@ -132,20 +247,6 @@ fn read_flow_file(path: &str, n_hosts: u32) -> Result<Vec<FlowSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Streams;
-    use crate::topology::fat_tree::{build, FatTree};
-    use crate::units::Rate;
-
-    #[test]
-    fn cross_pod_permutation_is_a_bijection_leaving_every_pod() {
-        let t = build(&FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
-        let pods: Vec<u32> = (0..128).map(|h| t.nodes[h].pod).collect();
-        let d = permutation(128, Some(&pods), &mut Streams::new(5).stream()).unwrap();
-        let mut seen = d.clone();
-        seen.sort();
-        assert_eq!(seen, (0..128).collect::<Vec<_>>());
-        assert!((0..128).all(|s| pods[s] != pods[d[s] as usize]));
-    }
 
     #[test]
     fn flow_file_errors_name_the_line() {
@@ -156,6 +257,6 @@ mod tests {
         let e = read_flow_file(f.to_str().unwrap(), 4).unwrap_err().to_string();
         assert!(e.contains("f.csv:3") && e.contains("host 99 does not exist"), "{e}");
         std::fs::write(&f, "src,dst,bytes,start\n0,1,10KB,1ms\n").unwrap();
-        assert_eq!(read_flow_file(f.to_str().unwrap(), 4).unwrap()[0], FlowSpec { src: 0, dst: 1, bytes: 10_000, start: 1_000_000_000 });
+        assert_eq!(read_flow_file(f.to_str().unwrap(), 4).unwrap()[0], FlowSpec { src: 0, dst: 1, bytes: 10_000, start: 1_000_000_000, service: 0 });
     }
 }

@@ -1,0 +1,128 @@
+//! How a scenario names hosts and per-server concurrency: small value types with their own
+//! parsing, so a wrong value gets a message that shows the accepted forms.
+
+use crate::error::{bad, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The hosts a workload uses: the first n, or a list of hosts and inclusive ranges
+/// (`[0, "4-7", "h9"]`), in the order given (a `ramp` adds them in that order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub enum HostSet {
+    First(u32),
+    Listed(Vec<(u32, u32)>),
+}
+
+const HOSTS_FORMS: &str = "expected a number of hosts (the first n) or a list of hosts and ranges, e.g. [0, \"4-7\", \"h9\"]";
+
+impl TryFrom<Value> for HostSet {
+    type Error = String;
+    fn try_from(v: Value) -> std::result::Result<HostSet, String> {
+        match v {
+            Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()).map(HostSet::First).ok_or_else(|| HOSTS_FORMS.to_string()),
+            Value::Array(items) => items.iter().map(host_item).collect::<std::result::Result<_, _>>().map(HostSet::Listed),
+            _ => Err(HOSTS_FORMS.to_string()),
+        }
+    }
+}
+
+fn host_item(v: &Value) -> std::result::Result<(u32, u32), String> {
+    let one = |s: &str| s.trim().trim_start_matches('h').parse::<u32>().map_err(|_| format!("`{s}` is not a host (0-based number or `h17`); {HOSTS_FORMS}"));
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()).map(|h| (h, h)).ok_or_else(|| HOSTS_FORMS.to_string()),
+        Value::String(s) => {
+            let (a, b) = match s.split_once('-') {
+                Some((a, b)) => (one(a)?, one(b)?),
+                None => (one(s)?, one(s)?),
+            };
+            if a > b {
+                return Err(format!("range `{s}` runs backwards; write `{b}-{a}`"));
+            }
+            Ok((a, b))
+        }
+        _ => Err(HOSTS_FORMS.to_string()),
+    }
+}
+
+impl From<HostSet> for Value {
+    fn from(h: HostSet) -> Value {
+        match h {
+            HostSet::First(n) => n.into(),
+            HostSet::Listed(r) => r.into_iter().map(|(a, b)| if a == b { Value::from(a) } else { Value::from(format!("{a}-{b}")) }).collect(),
+        }
+    }
+}
+
+impl HostSet {
+    /// The host ids, in order; `field` names the scenario field for errors.
+    pub fn resolve(&self, n_hosts: u32, field: &str) -> Result<Vec<u32>> {
+        let hosts: Vec<u32> = match self {
+            HostSet::First(n) if *n > n_hosts => return Err(bad(field, format!("the fabric has only {n_hosts} hosts, asked for {n}"))),
+            HostSet::First(n) => (0..*n).collect(),
+            HostSet::Listed(ranges) => ranges.iter().flat_map(|&(a, b)| a..=b).collect(),
+        };
+        if let Some(h) = hosts.iter().find(|&&h| h >= n_hosts) {
+            return Err(bad(field, format!("host {h} does not exist; the fabric has hosts 0-{}", n_hosts - 1)));
+        }
+        let mut seen = vec![false; n_hosts as usize];
+        for &h in &hosts {
+            if std::mem::replace(&mut seen[h as usize], true) {
+                return Err(bad(field, format!("host {h} is listed twice")));
+            }
+        }
+        if hosts.len() < 2 {
+            return Err(bad(field, "needs at least 2 hosts to make any flow"));
+        }
+        Ok(hosts)
+    }
+}
+
+/// Flows a closed-loop server keeps open: a fixed number, or a distribution (bundled name or file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub enum Concurrency {
+    Fixed(u32),
+    Distribution(String),
+}
+
+impl TryFrom<Value> for Concurrency {
+    type Error = String;
+    fn try_from(v: Value) -> std::result::Result<Concurrency, String> {
+        match v {
+            Value::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) if n >= 1 => Ok(Concurrency::Fixed(n)),
+                _ => Err(format!("{n} is not a positive whole number of flows")),
+            },
+            Value::String(s) => Ok(Concurrency::Distribution(s)),
+            _ => Err("expected a number of flows, a bundled distribution (\"vl2\") or a CDF file".into()),
+        }
+    }
+}
+
+impl From<Concurrency> for Value {
+    fn from(c: Concurrency) -> Value {
+        match c {
+            Concurrency::Fixed(n) => n.into(),
+            Concurrency::Distribution(s) => s.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_lists_take_numbers_names_and_ranges() {
+        let h = HostSet::try_from(serde_json::json!([0, "h2", "4-6"])).unwrap();
+        assert_eq!(h.resolve(8, "w").unwrap(), vec![0, 2, 4, 5, 6]);
+        assert_eq!(Value::from(h), serde_json::json!([0, 2, "4-6"]));
+        assert!(HostSet::try_from(serde_json::json!(["6-4"])).unwrap_err().contains("runs backwards"));
+        assert!(HostSet::try_from(serde_json::json!(true)).unwrap_err().starts_with("expected a number of hosts"));
+        let e = HostSet::Listed(vec![(0, 9)]).resolve(8, "workload.hosts").unwrap_err().to_string();
+        assert_eq!(e, "workload.hosts: host 8 does not exist; the fabric has hosts 0-7");
+        let e = HostSet::Listed(vec![(0, 3), (2, 2)]).resolve(8, "w").unwrap_err().to_string();
+        assert_eq!(e, "w: host 2 is listed twice");
+    }
+}

@@ -1,0 +1,187 @@
+//! Validation of the `[workload]` table: which fields each kind takes, which it needs, and
+//! their defaults. Errors name the dotted field (`workload.services[1].load`) and the fix.
+
+use super::cdf::{concurrency_cdf, size_cdf};
+use super::hosts::Concurrency;
+use super::pattern::Pattern;
+use crate::error::{bad, Result};
+use crate::scenario::{WorkloadKind, WorkloadSpec};
+use crate::units::{Duration, PS_PER_S};
+
+use WorkloadKind::*;
+
+/// Kinds that start flows for as long as they run, so they need to know when to stop.
+const OPEN_ENDED: &[WorkloadKind] = &[Poisson, ClosedLoop, Periodic];
+const FIXED_SIZE: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Incast, Periodic];
+const ALL_BUT_FLOWS: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Services];
+const LEAVES: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic];
+
+pub fn kind_name(k: WorkloadKind) -> String {
+    serde_json::to_value(k).unwrap().as_str().unwrap().to_string()
+}
+
+fn names(kinds: &[WorkloadKind]) -> String {
+    kinds.iter().map(|&k| kind_name(k)).collect::<Vec<_>>().join(", ")
+}
+
+impl WorkloadSpec {
+    /// Fields given, with the kinds they apply to.
+    fn given(&self) -> Vec<(&'static str, bool, &'static [WorkloadKind])> {
+        vec![
+            ("hosts", self.hosts.is_some(), LEAVES),
+            ("bytes", self.bytes.is_some(), FIXED_SIZE),
+            ("cross_pod", self.cross_pod.is_some(), &[Permutation]),
+            ("file", self.file.is_some(), &[Flows]),
+            ("start_jitter", self.start_jitter.is_some(), &[Shuffle, Permutation, Stride, Bijection, ClosedLoop]),
+            ("start", self.start.is_some(), LEAVES),
+            ("stop", self.stop.is_some(), ALL_BUT_FLOWS),
+            ("ramp", self.ramp.is_some(), LEAVES),
+            ("stride", self.stride.is_some(), &[Stride]),
+            ("load", self.load.is_some(), &[Poisson]),
+            ("cdf", self.cdf.is_some(), &[Poisson, ClosedLoop]),
+            ("pattern", self.pattern.is_some(), &[Poisson, ClosedLoop, Periodic]),
+            ("concurrency", self.concurrency.is_some(), &[ClosedLoop]),
+            ("requesters", self.requesters.is_some(), &[Incast]),
+            ("responders", self.responders.is_some(), &[Incast]),
+            ("fan_in", self.fan_in.is_some(), &[Incast]),
+            ("interval", self.interval.is_some(), &[Incast, Periodic]),
+            ("services", self.services.is_some(), &[Services]),
+            ("background", self.background.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
+        ]
+    }
+
+    /// Check the fields of the workload at dotted `path` and fill its defaults in; `stop` is the
+    /// enclosing stop time (the scenario's, or the parent workload's), inherited when unset.
+    pub fn normalize(&mut self, path: &str, stop: Option<Duration>) -> Result<()> {
+        let kind = kind_name(self.kind);
+        let field = |f: &str| format!("{path}.{f}");
+        for (f, present, kinds) in self.given() {
+            if present && !kinds.contains(&self.kind) {
+                return Err(bad(field(f), format!("applies to {} workloads, not {kind}; remove it", names(kinds))));
+            }
+        }
+        let need = |present: bool, f: &str, example: &str| {
+            if present {
+                Ok(())
+            } else {
+                Err(bad(field(f), format!("is required for a {kind} workload ({example})")))
+            }
+        };
+        // Arrival processes run from `start` to `stop`; fixed patterns (whose normalised form
+        // predates services) only take them when written.
+        let arrivals = OPEN_ENDED.contains(&self.kind) || self.kind == Incast;
+        if arrivals {
+            self.start.get_or_insert(Duration(0));
+            if self.stop.is_none() {
+                self.stop = stop;
+            }
+        }
+        let open_ended = OPEN_ENDED.contains(&self.kind) || (self.kind == Incast && self.interval.is_some());
+        if open_ended && self.stop.is_none() {
+            return Err(bad(
+                field("stop"),
+                format!("a {kind} workload starts flows until it stops; set {path}.stop (e.g. \"100ms\") or give the scenario a `stop` time"),
+            ));
+        }
+        if let (Some(a), Some(b)) = (self.start, self.stop) {
+            if b <= a {
+                return Err(bad(field("stop"), format!("{b} is not after the start ({a})")));
+            }
+        }
+        if FIXED_SIZE.contains(&self.kind) {
+            need(self.bytes.is_some(), "bytes", "bytes per flow, e.g. \"1MB\"")?;
+            if self.bytes.map(|b| b.0) == Some(0) {
+                return Err(bad(field("bytes"), "must be at least 1 byte"));
+            }
+        }
+        if matches!(self.kind, Shuffle | Permutation | Stride | Bijection) {
+            self.start_jitter.get_or_insert(Duration(0));
+        }
+        for (d, f) in [(self.interval, "interval"), (self.ramp, "ramp")] {
+            if d.is_some_and(|d| d.0 == 0) {
+                return Err(bad(field(f), "must be positive"));
+            }
+        }
+        if self.hosts == Some(super::hosts::HostSet::First(0)) || self.hosts == Some(super::hosts::HostSet::First(1)) {
+            return Err(bad(field("hosts"), "needs at least 2 hosts to make any flow"));
+        }
+        match self.kind {
+            Permutation => {
+                self.cross_pod.get_or_insert(false);
+            }
+            Flows => need(self.file.is_some(), "file", "a CSV with header src,dst,bytes,start")?,
+            Stride => {
+                need(self.stride.is_some(), "stride", "the x of Stride(x), e.g. 8")?;
+                if self.stride == Some(0) {
+                    return Err(bad(field("stride"), "must be at least 1 (0 would send every host to itself)"));
+                }
+            }
+            Poisson => {
+                need(self.load.is_some(), "load", "a fraction of host link capacity, e.g. 0.6")?;
+                let load = self.load.unwrap();
+                // Above 1 the sending NICs cannot carry the offered traffic at all: queues in the
+                // hosts would only grow, which measures nothing about the fabric.
+                if !(load > 0.0 && load <= 1.0) {
+                    return Err(bad(field("load"), format!("must be in (0, 1] (a fraction of host link capacity), got {load}")));
+                }
+            }
+            ClosedLoop => {
+                let c = self.concurrency.get_or_insert(Concurrency::Distribution("vl2".into()));
+                if let Concurrency::Distribution(name) = c {
+                    concurrency_cdf(name, &field("concurrency"))?;
+                }
+            }
+            Incast => {
+                need(self.requesters.is_some(), "requesters", "the fraction of hosts requesting in each round, e.g. 0.1")?;
+                if self.responders.is_some() == self.fan_in.is_some() {
+                    return Err(bad(
+                        field("responders"),
+                        "give exactly one of responders (a fraction of the other hosts, e.g. 0.1) and fan_in (a number of hosts)",
+                    ));
+                }
+                for (v, f) in [(self.requesters, "requesters"), (self.responders, "responders")] {
+                    if let Some(x) = v {
+                        if !(x > 0.0 && x <= 1.0) {
+                            return Err(bad(field(f), format!("must be a fraction in (0, 1], got {x}")));
+                        }
+                    }
+                }
+                if self.fan_in == Some(0) {
+                    return Err(bad(field("fan_in"), "must be at least 1"));
+                }
+            }
+            Periodic => need(self.interval.is_some(), "interval", "time between a host's flows, e.g. \"100ms\"")?,
+            Services => {
+                let list = self.services.as_mut().filter(|l| !l.is_empty());
+                let Some(list) = list else {
+                    return Err(bad(field("services"), "is required for a services workload: add [[workload.services]] tables"));
+                };
+                for (i, s) in list.iter_mut().enumerate() {
+                    let p = format!("{path}.services[{i}]");
+                    if s.kind == Services {
+                        return Err(bad(format!("{p}.kind"), "a service cannot itself be a services workload; list its parts here instead"));
+                    }
+                    s.normalize(&p, self.stop.or(stop))?;
+                }
+            }
+            Shuffle | Bijection => {}
+        }
+        if matches!(self.kind, Poisson | ClosedLoop) {
+            need(self.cdf.is_some(), "cdf", "a bundled flow-size CDF such as \"websearch_dctcp\", or a file")?;
+            size_cdf(self.cdf.as_deref().unwrap(), &field("cdf"))?;
+        }
+        if matches!(self.kind, Poisson | ClosedLoop | Periodic) {
+            self.pattern.get_or_insert(Pattern::AllToAll);
+        }
+        if let Some(b) = self.background.as_mut() {
+            b.normalize(&field("background"), self.stop.or(stop))?;
+        }
+        if let Some(s) = self.stop {
+            // Arrival generation is up front; a stop far beyond any run is almost surely a unit slip.
+            if s.0 > 3600 * PS_PER_S {
+                return Err(bad(field("stop"), format!("{s} is more than an hour of simulated time; did you mean ms?")));
+            }
+        }
+        Ok(())
+    }
+}
