@@ -9,6 +9,8 @@
 //! Layout: one key per AA, `<prefix>/aa/<aa>`, whose value is `"<la> <service>"`, so an operator
 //! can inspect the directory with `etcdctl get --prefix /clos/vl2/aa/`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{
@@ -41,10 +43,16 @@ pub struct Change {
     pub versioned: Versioned,
 }
 
-/// A handle on the etcd cluster. Cheap to clone: clones share one connection pool.
+/// A handle on the etcd cluster. Cheap to clone: clones share the connections.
+///
+/// It keeps one client per member and talks to one member at a time, moving to the next when a
+/// request fails, as etcd's own Go client does. (etcd-client's built-in balancer spreads
+/// requests over all endpoints and keeps sending some to a member that has died; measured here,
+/// a third of the requests then failed with "tcp connect error".)
 #[derive(Clone)]
 pub struct Store {
-    client: Client,
+    members: Arc<Vec<Client>>,
+    current: Arc<AtomicUsize>,
     prefix: String,
     timeout: Duration,
 }
@@ -60,8 +68,39 @@ impl Store {
             // Without this, a member cut off from its leader would keep serving an idle change
             // stream, and the directory server could not tell it had fallen behind.
             .with_require_leader(true);
-        let client = Client::connect(endpoints, Some(options)).await?;
-        Ok(Store { client, prefix: prefix.trim_end_matches('/').to_string(), timeout })
+        let mut members = Vec::with_capacity(endpoints.len());
+        for endpoint in endpoints {
+            members.push(Client::connect([endpoint], Some(options.clone())).await?);
+        }
+        Ok(Store {
+            members: Arc::new(members),
+            current: Arc::new(AtomicUsize::new(0)),
+            prefix: prefix.trim_end_matches('/').to_string(),
+            timeout,
+        })
+    }
+
+    /// Runs `call` against the current member; on failure moves on to the next member and
+    /// tries again, once per member. Every call here is safe to repeat: reads trivially, and
+    /// the puts and deletes of a batch set absolute values.
+    async fn on_some_member<T, F, Fut>(&self, call: F) -> Result<T, StoreError>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let mut last = None;
+        for _ in 0..self.members.len() {
+            let index = self.current.load(Ordering::Relaxed) % self.members.len();
+            let result = match tokio::time::timeout(self.timeout, call(self.members[index].clone())).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) => StoreError::Etcd(e),
+                Err(_) => StoreError::Timeout(self.timeout),
+            };
+            // Move on unless another task already did.
+            let _ = self.current.compare_exchange(index, index + 1, Ordering::Relaxed, Ordering::Relaxed);
+            last = Some(result);
+        }
+        Err(last.expect("at least one member"))
     }
 
     fn key(&self, aa: Aa) -> String {
@@ -70,13 +109,6 @@ impl Store {
 
     fn aa_prefix(&self) -> String {
         format!("{}/aa/", self.prefix)
-    }
-
-    async fn bounded<T>(&self, f: impl std::future::Future<Output = Result<T, etcd_client::Error>>) -> Result<T, StoreError> {
-        match tokio::time::timeout(self.timeout, f).await {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(StoreError::Timeout(self.timeout)),
-        }
     }
 
     /// Commits `ops` (a put for `Some`, a removal for `None`) as one transaction and returns
@@ -90,8 +122,12 @@ impl Store {
                 None => TxnOp::delete(self.key(*aa), None),
             })
             .collect();
-        let mut kv = self.client.kv_client();
-        let response = self.bounded(kv.txn(Txn::new().and_then(txn_ops))).await?;
+        let txn = Txn::new().and_then(txn_ops);
+        let response = self.on_some_member(|c| {
+            let txn = txn.clone();
+            async move { c.kv_client().txn(txn).await }
+        })
+        .await?;
         Ok(response.header().ok_or(StoreError::NoHeader)?.revision())
     }
 
@@ -100,7 +136,6 @@ impl Store {
     pub async fn snapshot(&self) -> Result<(FxHashMap<Aa, Versioned>, i64, usize), StoreError> {
         let prefix = self.aa_prefix();
         let end = prefix_end(&prefix);
-        let mut kv = self.client.kv_client();
         let mut table = FxHashMap::default();
         let mut skipped = 0;
         let mut from = prefix.clone().into_bytes();
@@ -110,7 +145,12 @@ impl Store {
             if revision > 0 {
                 options = options.with_revision(revision);
             }
-            let page = self.bounded(kv.get(from.clone(), Some(options))).await?;
+            let page = self
+                .on_some_member(|c| {
+                    let (from, options) = (from.clone(), options.clone());
+                    async move { c.kv_client().get(from, Some(options)).await }
+                })
+                .await?;
             if revision == 0 {
                 revision = page.header().ok_or(StoreError::NoHeader)?.revision();
             }
@@ -137,25 +177,38 @@ impl Store {
     pub async fn watch(&self, revision: i64) -> Result<ChangeStream, StoreError> {
         let prefix = self.aa_prefix();
         let options = WatchOptions::new().with_prefix().with_start_revision(revision + 1);
-        let mut watch = self.client.watch_client();
-        let stream = self.bounded(watch.watch(prefix.clone(), Some(options))).await?;
+        let stream = self
+            .on_some_member(|c| {
+                let (prefix, options) = (prefix.clone(), options.clone());
+                async move { c.watch_client().watch(prefix, Some(options)).await }
+            })
+            .await?;
         Ok(ChangeStream { stream, prefix })
     }
 
     /// A linearizable read of nothing in particular: succeeds only if a quorum with a leader is
     /// reachable, which is what "in contact with the store" means for the staleness bound.
     pub async fn probe(&self) -> Result<i64, StoreError> {
-        let mut kv = self.client.kv_client();
         let key = format!("{}/probe", self.prefix);
-        let r = self.bounded(kv.get(key, Some(GetOptions::new().with_count_only()))).await?;
+        let r = self
+            .on_some_member(|c| {
+                let key = key.clone();
+                async move { c.kv_client().get(key, Some(GetOptions::new().with_count_only())).await }
+            })
+            .await?;
         Ok(r.header().ok_or(StoreError::NoHeader)?.revision())
     }
 
     /// Reads one mapping with a linearizable read (used by tests and tools, not by lookups).
     pub async fn read(&self, aa: Aa) -> Result<Option<(Mapping, i64)>, StoreError> {
-        let mut kv = self.client.kv_client();
         let prefix = self.aa_prefix();
-        let r = self.bounded(kv.get(self.key(aa), None)).await?;
+        let key = self.key(aa);
+        let r = self
+            .on_some_member(|c| {
+                let key = key.clone();
+                async move { c.kv_client().get(key, None).await }
+            })
+            .await?;
         Ok(r.kvs()
             .first()
             .and_then(|kv| parse_entry(&prefix, kv.key(), kv.value()).map(|(_, m)| (m, kv.mod_revision()))))

@@ -1,0 +1,77 @@
+//! Starting a directory system for one test, and the helpers the tests share.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use clos_directory::address::Aa;
+use clos_directory::cluster::{find_etcd, DirectoryServers, EtcdCluster, ServerOptions};
+use clos_directory::resolver::{Resolver, ResolverConfig};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds the lock that makes the fault tests run one after another.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The etcd binary. Without one the test is skipped with a notice, unless `CI` or
+/// `CLOS_REQUIRE_ETCD` is set, where a missing etcd must fail loudly rather than pass silently.
+pub fn etcd() -> Option<PathBuf> {
+    match find_etcd() {
+        Ok(p) => Some(p),
+        Err(e) if std::env::var_os("CI").is_some() || std::env::var_os("CLOS_REQUIRE_ETCD").is_some() => {
+            panic!("{e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            None
+        }
+    }
+}
+
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_clos-directory"))
+}
+
+/// A fresh folder for one test's data and logs.
+pub fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join("clos-directory-tests").join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create test folder");
+    dir
+}
+
+pub struct System {
+    pub etcd: EtcdCluster,
+    pub ds: DirectoryServers,
+}
+
+/// Starts `members` etcd members and `servers` directory servers, all following the same
+/// store, and waits until every server has synchronised.
+pub async fn start(name: &str, members: usize, servers: usize, options: ServerOptions) -> Option<System> {
+    let etcd_bin = etcd()?;
+    let dir = folder(name);
+    let etcd = EtcdCluster::start(&dir, members, &etcd_bin).expect("start etcd");
+    etcd.wait_healthy(Duration::from_secs(20)).await.expect("etcd healthy");
+    let ds = DirectoryServers::start(&dir, &binary(), &vec![etcd.endpoints(); servers], &options).expect("start servers");
+    for i in 0..servers {
+        ds.wait_ready(i, Duration::from_secs(20)).await.expect("server ready");
+    }
+    Some(System { etcd, ds })
+}
+
+/// An agent speaking as `me`.
+pub fn agent(ds: &DirectoryServers, me: Aa) -> Resolver {
+    Resolver::new(ResolverConfig::new(ds.addrs(), ds.token.as_bytes(), me)).expect("resolver")
+}
+
+pub fn aa(i: u32) -> Aa {
+    Aa(0x0a00_0000 + i)
+}
+
+/// The value at quantile `q` of `values` (sorted in place).
+pub fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((values.len() as f64 * q) as usize).min(values.len() - 1)]
+}

@@ -1,0 +1,136 @@
+//! A directory server cut off from the store keeps answering from its table, but only for
+//! `max_staleness`; after that it refuses (`Unavailable`) so agents use other servers, and
+//! when the partition heals it catches up.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clos_directory::address::La;
+use clos_directory::cluster::{DirectoryServers, EtcdCluster, ServerOptions};
+use clos_directory::mapping::Mapping;
+use clos_directory::resolver::{LookupError, Resolver, ResolverConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::harness::{aa, agent, binary, etcd, folder, serial};
+
+/// A TCP relay that can be frozen: while frozen it moves no bytes either way, like a network
+/// partition that drops packets silently (connections stay open, nothing arrives).
+struct Partition {
+    frozen: Arc<AtomicBool>,
+    addr: SocketAddr,
+}
+
+impl Partition {
+    async fn start(upstream: SocketAddr) -> Partition {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let f = frozen.clone();
+        tokio::spawn(async move {
+            while let Ok((down, _)) = listener.accept().await {
+                let Ok(up) = TcpStream::connect(upstream).await else { continue };
+                let (dr, dw) = down.into_split();
+                let (ur, uw) = up.into_split();
+                tokio::spawn(relay(dr, uw, f.clone()));
+                tokio::spawn(relay(ur, dw, f.clone()));
+            }
+        });
+        Partition { frozen, addr }
+    }
+}
+
+async fn relay(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while frozen.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        while frozen.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_server_serves_stale_data_only_within_max_staleness() {
+    let _serial = serial();
+    let Some(etcd_bin) = etcd() else { return };
+    let dir = folder("partition");
+    let etcd = EtcdCluster::start(&dir, 1, &etcd_bin).unwrap();
+    etcd.wait_healthy(Duration::from_secs(20)).await.unwrap();
+    let direct = etcd.endpoints()[0].clone();
+    let upstream: SocketAddr = direct.trim_start_matches("http://").parse().unwrap();
+    let cut = Partition::start(upstream).await;
+    let max_staleness = Duration::from_millis(1000);
+    let options = ServerOptions {
+        max_staleness: "1s".into(),
+        probe_interval: "100ms".into(),
+        push_to_peers: false,
+        ..ServerOptions::default()
+    };
+    // Server 0 reaches etcd directly; server 1 only through the partitionable relay.
+    let endpoints = vec![vec![direct], vec![format!("http://{}", cut.addr)]];
+    let ds = DirectoryServers::start(&dir, &binary(), &endpoints, &options).unwrap();
+    ds.wait_ready(0, Duration::from_secs(20)).await.unwrap();
+    ds.wait_ready(1, Duration::from_secs(20)).await.unwrap();
+
+    let writer = agent(&ds, aa(1));
+    let web = |la| Some(Mapping { la: La(la), service: "web".into() });
+    writer.update(aa(1), web(1)).await.unwrap();
+    writer.update(aa(2), web(100)).await.unwrap();
+    let mut only_b = ResolverConfig::new(vec![ds.addrs()[1]], ds.token.as_bytes(), aa(1));
+    only_b.cache = false;
+    only_b.lookup_timeout = Duration::from_millis(300);
+    let b = Resolver::new(only_b).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while b.lookup(aa(2)).await != Ok(La(100)) {
+        assert!(Instant::now() < deadline, "server 1 never synchronised");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    cut.frozen.store(true, Ordering::Relaxed);
+    let cut_at = Instant::now();
+    let mut only_a = ResolverConfig::new(vec![ds.addrs()[0]], ds.token.as_bytes(), aa(1));
+    only_a.cache = false;
+    Resolver::new(only_a).unwrap().update(aa(2), web(200)).await.expect("the connected server takes updates");
+
+    // Watch server 1 for 2.5 s: stale answers (100) are allowed only within the bound.
+    let mut stale_until = Duration::ZERO;
+    let mut refused_from = None;
+    while cut_at.elapsed() < Duration::from_millis(2500) {
+        let at = cut_at.elapsed();
+        match b.lookup(aa(2)).await {
+            Ok(La(100)) => stale_until = at,
+            Ok(other) => panic!("a partitioned server cannot know {other}"),
+            Err(LookupError::Unavailable(_)) => {
+                refused_from.get_or_insert(at);
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    eprintln!("partition: stale answers until {stale_until:?}, refusals from {refused_from:?} (bound {max_staleness:?})");
+    let slack = Duration::from_millis(250);
+    assert!(stale_until <= max_staleness + slack, "served stale data {stale_until:?} after the partition, beyond the {max_staleness:?} bound");
+    let refused_from = refused_from.expect("the partitioned server must start refusing");
+    assert!(refused_from <= max_staleness + slack, "refusals began only at {refused_from:?}");
+
+    // Healing: server 1 resynchronises and serves the new mapping.
+    cut.frozen.store(false, Ordering::Relaxed);
+    let healed = Instant::now();
+    while b.lookup(aa(2)).await != Ok(La(200)) {
+        assert!(healed.elapsed() < Duration::from_secs(10), "server 1 never caught up after the partition healed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!("partition: caught up {:?} after healing", healed.elapsed());
+}

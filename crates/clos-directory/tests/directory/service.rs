@@ -1,0 +1,103 @@
+//! The service's everyday behaviour: updates reach every server, lookups honour access control,
+//! a restarted server recovers from the store, and stale caches are corrected reactively.
+
+use std::time::Duration;
+
+use clos_directory::address::La;
+use clos_directory::cluster::ServerOptions;
+use clos_directory::mapping::Mapping;
+use clos_directory::resolver::LookupError;
+
+use crate::harness::{aa, agent, serial, start};
+
+fn web(la: u32) -> Option<Mapping> {
+    Some(Mapping { la: La(la), service: "web".into() })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_are_acknowledged_then_resolved_by_every_server_with_access_control() {
+    let _serial = serial();
+    let Some(sys) = start("service", 1, 3, ServerOptions::default()).await else { return };
+    let web_agent = agent(&sys.ds, aa(1));
+    web_agent.update(aa(1), web(100)).await.expect("register the requester");
+    web_agent.update(aa(2), web(200)).await.expect("acked");
+    web_agent.update(aa(3), Some(Mapping { la: La(300), service: "db".into() })).await.expect("acked");
+
+    // Each server on its own: the change stream (or a peer push) brought the update to all.
+    for server in sys.ds.addrs() {
+        let mut config = clos_directory::resolver::ResolverConfig::new(vec![server], sys.ds.token.as_bytes(), aa(1));
+        config.cache = false;
+        let one = clos_directory::resolver::Resolver::new(config).unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            match one.lookup(aa(2)).await {
+                Ok(la) => {
+                    assert_eq!(la, La(200), "server {server}");
+                    break;
+                }
+                Err(e) if tokio::time::Instant::now() > deadline => panic!("server {server} never learnt the update: {e}"),
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+        assert_eq!(one.lookup(aa(3)).await, Err(LookupError::Denied), "web may not resolve db (VL2 §4.2.1)");
+        assert_eq!(one.lookup(aa(99)).await, Err(LookupError::NotFound));
+    }
+    let stranger = agent(&sys.ds, aa(50));
+    assert_eq!(stranger.lookup(aa(2)).await, Err(LookupError::Denied), "an AA with no mapping resolves nothing");
+
+    web_agent.update(aa(2), None).await.expect("removal acked");
+    let fresh = agent(&sys.ds, aa(1));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(fresh.lookup(aa(2)).await, Err(LookupError::NotFound));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_directory_server_recovers_every_mapping_from_the_store() {
+    let _serial = serial();
+    let options = ServerOptions { push_to_peers: false, ..ServerOptions::default() };
+    let Some(mut sys) = start("restart", 1, 1, options).await else { return };
+    let writer = agent(&sys.ds, aa(1));
+    let n = 500;
+    for i in 1..=n {
+        writer.update(aa(i), web(1000 + i)).await.expect("acked");
+    }
+    sys.ds.kill(0);
+    sys.ds.restart(0).unwrap();
+    sys.ds.wait_ready(0, Duration::from_secs(20)).await.unwrap();
+    let mut reader = clos_directory::resolver::ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), aa(1));
+    reader.cache = false;
+    let reader = clos_directory::resolver::Resolver::new(reader).unwrap();
+    let targets: Vec<_> = (1..=n).map(aa).collect();
+    let results = reader.lookup_many(&targets).await;
+    for (i, r) in results.into_iter().enumerate() {
+        assert_eq!(r, Ok(La(1001 + i as u32)), "mapping {} after restart", i + 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tor_report_corrects_the_senders_stale_cache() {
+    let _serial = serial();
+    let Some(sys) = start("correction", 1, 2, ServerOptions::default()).await else { return };
+    let sender = agent(&sys.ds, aa(1));
+    assert_eq!(sender.connect_all().await, 2, "the agent keeps a session with every server");
+    sender.update(aa(1), web(100)).await.unwrap();
+    sender.update(aa(7), web(700)).await.unwrap();
+    assert_eq!(sender.lookup(aa(7)).await, Ok(La(700)));
+
+    // The VM behind aa(7) migrates: the provisioning system updates the directory...
+    let provisioning = agent(&sys.ds, aa(1));
+    provisioning.update(aa(7), web(701)).await.unwrap();
+    assert_eq!(sender.cached(aa(7)), Some(La(700)), "the sender's cache is stale until used");
+    // ...the sender's next packet lands at the old ToR, which reports it (VL2 §4.3).
+    let mut tor = clos_directory::resolver::ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), clos_directory::address::Aa(0));
+    tor.role = clos_directory::wire::Role::Tor;
+    let tor = clos_directory::resolver::Resolver::new(tor).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(tor.report_misdelivery(aa(1), aa(7), La(700)).await, Ok(La(701)));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while sender.cached(aa(7)) != Some(La(701)) {
+        assert!(tokio::time::Instant::now() < deadline, "no correction reached the sender");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(sender.corrections() >= 1);
+}
