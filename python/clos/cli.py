@@ -14,6 +14,7 @@ from rich.text import Text
 
 import clos
 from clos.bench import TARGET_CPU_SECONDS, bench_files
+from clos.directory import app as directory_app
 from clos.results import Results
 from clos.scenario import Scenario, describe
 from clos.schemes import schemes as known_schemes
@@ -25,6 +26,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.add_typer(directory_app, name="directory")
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
@@ -141,8 +143,10 @@ def schemes() -> None:
     table = Table(title="load-balancing schemes")
     table.add_column("scheme", style="bold")
     table.add_column("description")
+    table.add_column("parameters ([routing] fields, default)")
     for scheme in known_schemes():
-        table.add_row(scheme.name, scheme.description)
+        params = "\n".join(f"{p.name} = {p.default}: {p.doc}" for p in scheme.params)
+        table.add_row(scheme.name, scheme.description, params or "-")
     stdout.print(table)
 
 
