@@ -143,8 +143,10 @@ def schemes() -> None:
     table = Table(title="load-balancing schemes")
     table.add_column("scheme", style="bold")
     table.add_column("description")
+    table.add_column("parameters ([routing] fields, default)")
     for scheme in known_schemes():
-        table.add_row(scheme.name, scheme.description)
+        params = "\n".join(f"{p.name} = {p.default}: {p.doc}" for p in scheme.params)
+        table.add_row(scheme.name, scheme.description, params or "-")
     stdout.print(table)
 
 

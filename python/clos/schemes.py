@@ -9,10 +9,21 @@ from clos import _core
 
 
 @dataclass(frozen=True)
+class Param:
+    name: str
+    default: str
+    doc: str
+
+
+@dataclass(frozen=True)
 class Scheme:
     name: str
     description: str
+    params: tuple[Param, ...]
 
 
 def schemes() -> list[Scheme]:
-    return [Scheme(name, description) for name, description in _core.schemes()]
+    return [
+        Scheme(name, description, tuple(Param(*p) for p in params))
+        for name, description, params in _core.schemes()
+    ]

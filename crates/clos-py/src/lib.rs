@@ -1,5 +1,6 @@
 //! The thin PyO3 layer over clos-core: JSON in, numpy columns out. No model logic lives here.
 
+use clos_core::lb::params::PARAMS;
 use clos_core::lb::Scheme;
 use clos_core::metrics::Report;
 use clos_core::scenario::Scenario;
@@ -29,12 +30,19 @@ fn validate(scenario_json: &str) -> PyResult<String> {
     Scenario::from_json(scenario_json).map(|s| s.to_json()).map_err(to_py_err)
 }
 
-/// `(name, description)` of every load-balancing scheme.
+/// `(name, description, [(parameter, default, doc)])` of every load-balancing scheme.
 #[pyfunction]
-fn schemes() -> Vec<(String, String)> {
+fn schemes() -> Vec<(String, String, Vec<(String, String, String)>)> {
     Scheme::ALL
         .iter()
-        .map(|(s, d)| (serde_json::to_value(s).unwrap().as_str().unwrap().to_string(), d.to_string()))
+        .map(|(s, d)| {
+            let params = PARAMS
+                .iter()
+                .filter(|p| p.schemes.contains(s))
+                .map(|p| (p.name.to_string(), p.default.to_string(), p.doc.to_string()))
+                .collect();
+            (s.name().to_string(), d.to_string(), params)
+        })
         .collect()
 }
 
