@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use clos_directory::address::La;
 use clos_directory::cluster::ServerOptions;
 use clos_directory::mapping::Mapping;
+use clos_directory::resolver::{Resolver, ResolverConfig};
 use clos_directory::store::Store;
 
-use crate::harness::{aa, agent, serial, start};
+use crate::harness::{aa, serial, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
@@ -25,7 +26,12 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
     let mut agents = Vec::new();
     let started = Instant::now();
     for w in 0..writers {
-        let agent = Arc::new(agent(&sys.ds, aa(0)));
+        // A short update timeout makes the updates caught in the election time out and be
+        // retried on the other directory server, which is the path under test.
+        let mut config = ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), aa(0));
+        config.update_timeout = Duration::from_millis(300);
+        config.seed = u64::from(w);
+        let agent = Arc::new(Resolver::new(config).unwrap());
         agents.push(agent.clone());
         let (acks, failures) = (acks.clone(), failures.clone());
         tasks.push(tokio::spawn(async move {
@@ -70,6 +76,7 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
         failures.len()
     );
     assert!(before > 0 && acks.len() > before, "the kill must land mid-storm");
+    assert!(retries > 0, "updates caught in the election should have timed out and been retried");
     assert!(failures.is_empty(), "unacknowledged updates must be retried until acknowledged: {:?}", &failures[..failures.len().min(5)]);
     assert_eq!(acks.len(), (writers * per_writer) as usize);
     assert!(pause < Duration::from_secs(5), "updates paused for {pause:?}");
