@@ -118,7 +118,7 @@ def bench(
     ] = "3000,6000,12000,24000",
     lookup_rates: Annotated[
         str, typer.Option(help="Offered lookup rates, lookups/s, comma-separated.")
-    ] = "50000,100000,200000,300000,400000",
+    ] = "25000,50000,100000,150000,200000",
     step: Annotated[str, typer.Option(help='Length of each rate step, e.g. "3s".')] = "3s",
     out: Annotated[Path | None, typer.Option(help="Write the full results as JSON here.")] = None,
 ) -> None:

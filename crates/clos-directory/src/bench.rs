@@ -47,7 +47,7 @@ pub struct BenchOptions {
     #[arg(long, value_delimiter = ',', default_value = "3000,6000,12000,24000")]
     pub update_rates: Vec<f64>,
     /// Offered lookup rates, lookups/s over all servers, one step each.
-    #[arg(long, value_delimiter = ',', default_value = "50000,100000,200000,300000,400000")]
+    #[arg(long, value_delimiter = ',', default_value = "25000,50000,100000,150000,200000")]
     pub lookup_rates: Vec<f64>,
     /// Length of each step.
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
