@@ -29,11 +29,13 @@ pub struct PendingUpdate {
     pub outbox: mpsc::UnboundedSender<Reply>,
 }
 
-/// An acknowledged change, for peers (VL2's optional push to other directory servers).
+/// What a directory server tells its peers.
 #[derive(Clone, Debug)]
-pub struct Committed {
-    pub aa: Aa,
-    pub versioned: Versioned,
+pub enum PeerMessage {
+    /// An acknowledged change (VL2's optional push to other directory servers).
+    Committed { aa: Aa, versioned: Versioned },
+    /// A correction for an agent with no session here (VL2 §4.3 reactive cache update).
+    Correction { sender: Aa, target: Aa, la: crate::address::La, revision: i64 },
 }
 
 pub struct BatchSettings {
@@ -47,7 +49,7 @@ pub async fn run_batcher(
     mut inbox: mpsc::UnboundedReceiver<PendingUpdate>,
     store: Store,
     table: Arc<Table>,
-    committed: tokio::sync::broadcast::Sender<Committed>,
+    peers: tokio::sync::broadcast::Sender<PeerMessage>,
     settings: BatchSettings,
 ) {
     while let Some(first) = inbox.recv().await {
@@ -77,7 +79,7 @@ pub async fn run_batcher(
                 for (op, (aa, mapping)) in ops.iter().enumerate() {
                     let versioned = Versioned { mapping: mapping.clone(), revision: revision_of(op) };
                     table.apply(*aa, versioned.clone());
-                    let _ = committed.send(Committed { aa: *aa, versioned });
+                    let _ = peers.send(PeerMessage::Committed { aa: *aa, versioned });
                 }
                 for u in batch {
                     let revision = revision_of(last[&u.aa]);

@@ -1,5 +1,6 @@
 //! Pushing acknowledged updates to other directory servers (VL2 §4.3.2: "the directory server
-//! can optionally disseminate the acknowledged updates to a few other directory servers").
+//! can optionally disseminate the acknowledged updates to a few other directory servers"), and
+//! handing them corrections for agents that have no session with this server.
 //!
 //! Best effort by design: the store's change stream and the lazy resynchronisation deliver every
 //! update anyway; a push only gets there first. A lagging or unreachable peer loses pushes, never
@@ -14,10 +15,10 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tracing::{debug, info};
 
 use crate::address::Aa;
-use crate::batcher::Committed;
+use crate::batcher::PeerMessage;
 use crate::wire::{Request, Role};
 
-pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broadcast::Receiver<Committed>) {
+pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broadcast::Receiver<PeerMessage>) {
     loop {
         match TcpStream::connect(peer).await {
             Ok(mut stream) => {
@@ -27,12 +28,10 @@ pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broa
                 Request::Hello { role: Role::Peer, aa: Aa(0), token: token.clone() }.encode(&mut out);
                 loop {
                     match committed.recv().await {
-                        Ok(c) => {
-                            Request::PeerPush { aa: c.aa, revision: c.versioned.revision, mapping: c.versioned.mapping }
-                                .encode(&mut out);
-                            while let Ok(c) = committed.try_recv() {
-                                Request::PeerPush { aa: c.aa, revision: c.versioned.revision, mapping: c.versioned.mapping }
-                                    .encode(&mut out);
+                        Ok(message) => {
+                            encode(message, &mut out);
+                            while let Ok(message) = committed.try_recv() {
+                                encode(message, &mut out);
                             }
                         }
                         Err(RecvError::Lagged(n)) => debug!(%peer, skipped = n, "peer push lagged"),
@@ -48,4 +47,16 @@ pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broa
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+fn encode(message: PeerMessage, out: &mut Vec<u8>) {
+    let request = match message {
+        PeerMessage::Committed { aa, versioned } => {
+            Request::PeerPush { aa, revision: versioned.revision, mapping: versioned.mapping }
+        }
+        PeerMessage::Correction { sender, target, la, revision } => {
+            Request::PeerCorrection { sender, target, la, revision }
+        }
+    };
+    request.encode(out);
 }

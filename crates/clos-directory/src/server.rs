@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc};
 use tracing::{debug, info, warn};
 
 use crate::address::{Aa, La};
-use crate::batcher::{run_batcher, BatchSettings, Committed, PendingUpdate};
+use crate::batcher::{run_batcher, BatchSettings, PeerMessage, PendingUpdate};
 use crate::config::ServerConfig;
 use crate::freshness::Freshness;
 use crate::mapping::Versioned;
@@ -36,6 +36,7 @@ struct Shared {
     updates: mpsc::UnboundedSender<PendingUpdate>,
     /// Agents connected to this server, by their AA: where corrections for them are sent.
     agents: Mutex<AgentSessions>,
+    peers: broadcast::Sender<PeerMessage>,
 }
 
 /// Starts every task of a directory server and serves until the process is told to stop.
@@ -60,7 +61,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         freshness.clone(),
         SyncSettings { resync_interval: config.sync.resync_interval, probe_interval: config.sync.probe_interval },
     ));
-    let (committed, _) = broadcast::channel::<Committed>(65_536);
+    let (committed, _) = broadcast::channel::<PeerMessage>(65_536);
     let (updates, inbox) = mpsc::unbounded_channel();
     tokio::spawn(run_batcher(
         inbox,
@@ -76,6 +77,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
     for peer in &config.peers {
         tokio::spawn(push_to_peers(*peer, config.token().to_vec(), committed.subscribe()));
     }
+    let peers = committed.clone();
     let shared = Arc::new(Shared {
         table,
         policy: Policy::new(&config.policy),
@@ -84,6 +86,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         max_frame: config.max_frame_bytes,
         updates,
         agents: Mutex::new(FxHashMap::default()),
+        peers,
     });
     info!(name = %config.name, listen = %config.listen, store = ?config.store.endpoints, "listening");
     let mut next_session = 0u64;
@@ -271,8 +274,9 @@ fn handle(
         (Role::Tor | Role::Agent, Request::Report { id, sender, target, stale_la }) => {
             let reply = match shared.table.get(target) {
                 Some((m, revision)) => {
-                    if m.la != stale_la {
-                        correct(shared, sender, target, m.la, revision);
+                    if m.la != stale_la && correct(shared, sender, target, m.la, revision) == 0 {
+                        // The sender has no session here: let the peers that have one deliver it.
+                        let _ = shared.peers.send(PeerMessage::Correction { sender, target, la: m.la, revision });
                     }
                     Reply::Found { id, la: m.la, revision }
                 }
@@ -285,12 +289,18 @@ fn handle(
             shared.table.apply(aa, Versioned { mapping, revision });
             Next::Continue
         }
+        (Role::Peer, Request::PeerCorrection { sender, target, la, revision }) => {
+            // Delivered here or nowhere: forwarding again could loop between peers.
+            correct(shared, sender, target, la, revision);
+            Next::Continue
+        }
         (role, request) => {
             let what = match request {
                 Request::Lookup { .. } => "Lookup",
                 Request::Update { .. } => "Update",
                 Request::Remove { .. } => "Remove",
                 Request::Report { .. } => "Report",
+                Request::PeerCorrection { .. } => "PeerCorrection",
                 _ => "PeerPush",
             };
             reject(&format!("{what} is not allowed in a session opened as {role:?}"), session, out)
@@ -299,8 +309,8 @@ fn handle(
 }
 
 /// Sends the current mapping of `target` to every session of `sender` on this server (VL2 §4.3:
-/// "correct the stale mapping in the source's cache via unicast").
-fn correct(shared: &Shared, sender: Aa, target: Aa, la: La, revision: i64) {
+/// "correct the stale mapping in the source's cache via unicast"); returns how many got it.
+fn correct(shared: &Shared, sender: Aa, target: Aa, la: La, revision: i64) -> usize {
     let agents = shared.agents.lock().expect("agents lock poisoned");
     let delivered = agents
         .get(&sender)
@@ -312,4 +322,5 @@ fn correct(shared: &Shared, sender: Aa, target: Aa, la: La, revision: i64) {
         })
         .unwrap_or(0);
     info!(%sender, %target, %la, delivered, "reactive cache correction");
+    delivered
 }

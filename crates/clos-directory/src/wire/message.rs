@@ -43,6 +43,8 @@ pub enum Request {
     Report { id: u64, sender: Aa, target: Aa, stale_la: La },
     /// A peer's acknowledged update, tagged with the store revision that committed it.
     PeerPush { aa: Aa, revision: i64, mapping: Option<Mapping> },
+    /// A correction a peer could not deliver itself: `sender` has no session with it.
+    PeerCorrection { sender: Aa, target: Aa, la: La, revision: i64 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +71,7 @@ mod kind {
     pub const REMOVE: u8 = 4;
     pub const REPORT: u8 = 5;
     pub const PEER_PUSH: u8 = 6;
+    pub const PEER_CORRECTION: u8 = 7;
     pub const WELCOME: u8 = 0x81;
     pub const FOUND: u8 = 0x82;
     pub const NOT_FOUND: u8 = 0x83;
@@ -191,6 +194,13 @@ impl Request {
                     }
                 }
             }
+            Request::PeerCorrection { sender, target, la, revision } => {
+                b.push(kind::PEER_CORRECTION);
+                b.extend_from_slice(&sender.0.to_be_bytes());
+                b.extend_from_slice(&target.0.to_be_bytes());
+                b.extend_from_slice(&la.0.to_be_bytes());
+                b.extend_from_slice(&revision.to_be_bytes());
+            }
         })
     }
 
@@ -205,9 +215,10 @@ impl Request {
             kind::REMOVE => "Remove",
             kind::REPORT => "Report",
             kind::PEER_PUSH => "PeerPush",
+            kind::PEER_CORRECTION => "PeerCorrection",
             other => {
                 return Err(WireError::Malformed(format!(
-                    "unknown request kind {other:#04x}; expected 0x01 (Hello) to 0x06 (PeerPush)"
+                    "unknown request kind {other:#04x}; expected 0x01 (Hello) to 0x07 (PeerCorrection)"
                 )))
             }
         };
@@ -242,6 +253,12 @@ impl Request {
                 sender: Aa(f.u32("sender")?),
                 target: Aa(f.u32("target")?),
                 stale_la: La(f.u32("stale_la")?),
+            },
+            kind::PEER_CORRECTION => Request::PeerCorrection {
+                sender: Aa(f.u32("sender")?),
+                target: Aa(f.u32("target")?),
+                la: La(f.u32("la")?),
+                revision: f.i64("revision")?,
             },
             _ => {
                 let aa = Aa(f.u32("aa")?);
@@ -362,6 +379,7 @@ mod tests {
         round_trip_request(Request::Report { id: 5, sender: Aa(1), target: Aa(2), stale_la: La(3) });
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 77, mapping: Some(m) });
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 78, mapping: None });
+        round_trip_request(Request::PeerCorrection { sender: Aa(1), target: Aa(2), la: La(3), revision: 79 });
     }
 
     #[test]

@@ -75,7 +75,7 @@ async fn a_restarted_directory_server_recovers_every_mapping_from_the_store() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tor_report_corrects_the_senders_stale_cache() {
+async fn a_tor_report_corrects_the_senders_stale_cache_through_any_server() {
     let _serial = serial();
     let Some(sys) = start("correction", 1, 2, ServerOptions::default()).await else { return };
     let sender = agent(&sys.ds, aa(1));
@@ -100,4 +100,23 @@ async fn a_tor_report_corrects_the_senders_stale_cache() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(sender.corrections() >= 1);
+
+    // An agent with a session only with server 1, and a ToR that reports only to server 0:
+    // server 0 hands the correction to its peer, which delivers it.
+    let only = |i: usize, me| {
+        let mut c = clos_directory::resolver::ResolverConfig::new(vec![sys.ds.addrs()[i]], sys.ds.token.as_bytes(), me);
+        c.role = if i == 0 { clos_directory::wire::Role::Tor } else { clos_directory::wire::Role::Agent };
+        clos_directory::resolver::Resolver::new(c).unwrap()
+    };
+    let remote = only(1, aa(2));
+    remote.update(aa(2), web(200)).await.unwrap();
+    assert_eq!(remote.lookup(aa(7)).await, Ok(La(701)));
+    provisioning.update(aa(7), web(702)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(only(0, clos_directory::address::Aa(0)).report_misdelivery(aa(2), aa(7), La(701)).await, Ok(La(702)));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while remote.cached(aa(7)) != Some(La(702)) {
+        assert!(tokio::time::Instant::now() < deadline, "the correction was not forwarded to the agent's server");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
