@@ -36,6 +36,23 @@ pub fn find_etcd() -> anyhow::Result<PathBuf> {
     bail!("etcd not found: install it (Debian: `apt-get install etcd-server`) or set CLOS_ETCD to its path")
 }
 
+/// Spawns `command` so that it dies with us: the kernel sends it SIGKILL when the thread that
+/// started it exits (PR_SET_PDEATHSIG), so a crashed or killed test or `up` leaves no stray etcd
+/// or directory server behind on the machine.
+fn spawn_tied(command: &mut Command) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn()
+}
+
 fn kill(child: &mut Option<Child>) {
     if let Some(mut c) = child.take() {
         let _ = c.kill();
@@ -105,13 +122,10 @@ impl EtcdCluster {
         let node = &mut self.nodes[i];
         kill(&mut node.child);
         let log = File::options().create(true).append(true).open(&node.log)?;
-        let child = Command::new(&self.etcd)
-            .args(&node.args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("cannot run {}", self.etcd.display()))?;
+        let child = spawn_tied(
+            Command::new(&self.etcd).args(&node.args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log),
+        )
+        .with_context(|| format!("cannot run {}", self.etcd.display()))?;
         node.child = Some(child);
         Ok(())
     }
@@ -273,15 +287,16 @@ impl DirectoryServers {
         let s = &mut self.servers[i];
         kill(&mut s.child);
         let log = File::options().create(true).append(true).open(&s.log)?;
-        let child = Command::new(&self.binary)
-            .arg("serve")
-            .arg("--config")
-            .arg(&s.config)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        let child = spawn_tied(
+            Command::new(&self.binary)
+                .arg("serve")
+                .arg("--config")
+                .arg(&s.config)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log),
+        )
+        .with_context(|| format!("cannot run {}", self.binary.display()))?;
         s.child = Some(child);
         Ok(())
     }
