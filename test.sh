@@ -7,6 +7,6 @@ cd "$(dirname "$0")"
 bash scripts/setup.sh
 cargo test --release -p clos-core
 # The directory service's tests start and stop their own etcd members on loopback (VL2 §4.3).
-command -v etcd >/dev/null && command -v protoc >/dev/null || { echo "error: the directory service needs etcd and protoc: apt-get install etcd-server protobuf-compiler (.ci/run does)" >&2; exit 1; }
+command -v etcd >/dev/null && command -v protoc >/dev/null || { echo "error: the directory service needs etcd and protoc: apt-get install etcd-server protobuf-compiler libprotobuf-dev (.ci/run does)" >&2; exit 1; }
 cargo test --release -p clos-directory
 .venv/bin/python -m pytest -q
