@@ -149,6 +149,7 @@ async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: 
     if !(1..=7).contains(&etcd_members) || !(1..=16).contains(&servers) {
         anyhow::bail!("--etcd must be 1 to 7 and --servers 1 to 16");
     }
+    let chosen = dir.is_some();
     let dir = match dir {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("clos-directory-{}", std::process::id())),
@@ -181,6 +182,10 @@ async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: 
     }
     drop(ds);
     drop(etcd);
+    if !chosen {
+        // A folder we made up is ours to remove; etcd preallocates 64 MB per member.
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     println!("stopped");
     Ok(())
 }

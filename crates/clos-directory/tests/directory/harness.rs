@@ -34,31 +34,48 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_clos-directory"))
 }
 
-/// A fresh folder for one test's data and logs.
-pub fn folder(name: &str) -> PathBuf {
+/// A fresh folder for one test's data and logs, removed when the test passes (etcd
+/// preallocates 64 MB of write-ahead log per member) and kept, with its path printed, when it
+/// fails. Declare it before the processes using it, so it is dropped after they are killed.
+pub struct Folder(pub PathBuf);
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("test data and logs kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn folder(name: &str) -> Folder {
     let dir = std::env::temp_dir().join("clos-directory-tests").join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create test folder");
-    dir
+    Folder(dir)
 }
 
+/// Fields drop in order: the processes first, then their folder.
 pub struct System {
     pub etcd: EtcdCluster,
     pub ds: DirectoryServers,
+    _folder: Folder,
 }
 
 /// Starts `members` etcd members and `servers` directory servers, all following the same
 /// store, and waits until every server has synchronised.
 pub async fn start(name: &str, members: usize, servers: usize, options: ServerOptions) -> Option<System> {
     let etcd_bin = etcd()?;
-    let dir = folder(name);
+    let folder = folder(name);
+    let dir = folder.0.clone();
     let etcd = EtcdCluster::start(&dir, members, &etcd_bin).expect("start etcd");
     etcd.wait_healthy(Duration::from_secs(20)).await.expect("etcd healthy");
     let ds = DirectoryServers::start(&dir, &binary(), &vec![etcd.endpoints(); servers], &options).expect("start servers");
     for i in 0..servers {
         ds.wait_ready(i, Duration::from_secs(20)).await.expect("server ready");
     }
-    Some(System { etcd, ds })
+    Some(System { etcd, ds, _folder: folder })
 }
 
 /// An agent speaking as `me`.

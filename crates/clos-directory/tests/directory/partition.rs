@@ -65,7 +65,8 @@ async fn relay(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp
 async fn a_partitioned_server_serves_stale_data_only_within_max_staleness() {
     let _serial = serial();
     let Some(etcd_bin) = etcd() else { return };
-    let dir = folder("partition");
+    let folder = folder("partition");
+    let dir = folder.0.clone();
     let etcd = EtcdCluster::start(&dir, 1, &etcd_bin).unwrap();
     etcd.wait_healthy(Duration::from_secs(20)).await.unwrap();
     let direct = etcd.endpoints()[0].clone();
