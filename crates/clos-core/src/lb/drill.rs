@@ -74,8 +74,7 @@ impl Drill {
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let g = f.routes.group_toward_tor(switch, f.dst_tor_index(pkt));
-        let group = f.routes.group(g);
+        let (g, group) = f.group_for(switch, pkt);
         if group.len() == 1 {
             return group[0];
         }

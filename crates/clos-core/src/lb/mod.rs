@@ -102,6 +102,13 @@ impl Fabric<'_> {
     pub fn dst_tor_index(&self, pkt: &Packet) -> u32 {
         self.topo.tor_index[self.topo.host_tor[pkt.dst as usize] as usize]
     }
+
+    /// The packet's next-hop group at `switch`: its id (for per-group state) and its ports.
+    #[inline]
+    pub fn group_for(&self, switch: u32, pkt: &Packet) -> (u32, &[u32]) {
+        let g = self.routes.group_toward_tor(switch, self.dst_tor_index(pkt));
+        (g, self.routes.group(g))
+    }
 }
 
 pub enum Forwarder {
@@ -127,7 +134,7 @@ impl Forwarder {
             Scheme::SprayCounter => Forwarder::Spray(spray::Spray::new(spray::Mode::Counter, routes, streams)),
             Scheme::Drill | Scheme::DrillFlow => Forwarder::Drill(drill::Drill::new(spec, topo, routes, streams)),
             Scheme::Localflow | Scheme::LocalflowNs => Forwarder::Localflow(localflow::LocalFlow::new(spec, topo, mss, streams)),
-            Scheme::Presto => Forwarder::Presto(presto::Presto::new(spec, mss, topo, streams)),
+            Scheme::Presto => Forwarder::Presto(presto::Presto::new(spec, mss, streams)),
             Scheme::Letflow => Forwarder::Letflow(flowlet::LetFlow::new(spec, topo, streams)),
             Scheme::Conga => Forwarder::Conga(conga::Conga::new(spec, topo, routes, streams)),
             Scheme::Wcmp => Forwarder::Wcmp(wcmp::Wcmp::new(spec, topo, routes, streams)?),

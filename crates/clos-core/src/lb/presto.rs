@@ -14,7 +14,6 @@
 use super::{params::RoutingSpec, Fabric};
 use crate::packet::{Packet, FLAG_ACK};
 use crate::rng::{mix64, next_u64, Streams};
-use crate::topology::Topology;
 
 pub struct Presto {
     flowcell: u64,
@@ -23,7 +22,7 @@ pub struct Presto {
 }
 
 impl Presto {
-    pub fn new(spec: &RoutingSpec, mss: u32, _topo: &Topology, streams: &mut Streams) -> Self {
+    pub fn new(spec: &RoutingSpec, mss: u32, streams: &mut Streams) -> Self {
         let mut s = streams.stream();
         Presto { flowcell: spec.flowcell.map_or(65536, |b| b.0), mss: mss as u64, salt: next_u64(&mut s) }
     }
@@ -43,10 +42,6 @@ impl Presto {
         let port = group[(pkt.lb_tag % n) as usize];
         pkt.lb_tag /= n;
         port
-    }
-
-    pub fn flowcell_bytes(&self) -> u64 {
-        self.flowcell
     }
 }
 
@@ -70,7 +65,7 @@ mod tests {
         let ports = Ports::new(&t, u64::MAX, None);
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let spec = RoutingSpec { scheme: Scheme::Presto, ..Default::default() };
-        let mut p = Presto::new(&spec, 1460, &t, &mut Streams::new(3));
+        let mut p = Presto::new(&spec, 1460, &mut Streams::new(3));
         let core_of = |p: &mut Presto, seg: u32| {
             let mut pkt = Packet { src: 0, dst: 15, seg, entropy: 99, ..Default::default() };
             p.label(&mut pkt);

@@ -57,8 +57,7 @@ impl Wcmp {
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let g = f.routes.group_toward_tor(switch, f.dst_tor_index(pkt));
-        let group = f.routes.group(g);
+        let (g, group) = f.group_for(switch, pkt);
         let cum = &self.cumulative[f.routes.group_offset(g)..f.routes.group_offset(g) + group.len()];
         let total = cum[group.len() - 1];
         let r = ((self.ecmp.hash(switch, pkt.entropy) as u128 * total as u128) >> 64) as u64;
