@@ -31,9 +31,13 @@ __version__ = _core.version()
 ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
 
 
-def run(scenario: ScenarioLike) -> Results:
-    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario."""
-    return Results.from_core(_core.run(Scenario.of(scenario).to_json()))
+def run(scenario: ScenarioLike, progress: _core.Progress | None = None) -> Results:
+    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario.
+
+    `progress`, if given, is called as `progress(simulated_s, end_s, flows_done, flows, events)`
+    about every million events (`clos.progress.RunProgress` draws a bar from it).
+    """
+    return Results.from_core(_core.run(Scenario.of(scenario).to_json(), progress))
 
 
 def validate(scenario: ScenarioLike) -> dict[str, Any]:

@@ -8,16 +8,21 @@ import numpy.typing as npt
 class ScenarioError(ValueError):
     """A scenario the core rejects; the message names the dotted field and the fix."""
 
+from collections.abc import Callable
+
 class FlowColumns(TypedDict):
     id: npt.NDArray[np.uint32]
     src: npt.NDArray[np.uint32]
     dst: npt.NDArray[np.uint32]
+    service: list[str]
     bytes: npt.NDArray[np.uint64]
     delivered: npt.NDArray[np.uint64]
     start_ps: npt.NDArray[np.uint64]
     end_ps: npt.NDArray[np.uint64]
     finished: npt.NDArray[np.bool_]
     fct_ps: npt.NDArray[np.uint64]
+    ideal_fct_ps: npt.NDArray[np.uint64]
+    slowdown: npt.NDArray[np.float64]
     retransmits: npt.NDArray[np.uint64]
     timeouts: npt.NDArray[np.uint64]
     dupacks: npt.NDArray[np.uint64]
@@ -33,18 +38,37 @@ class LinkColumns(TypedDict):
     packets: npt.NDArray[np.uint64]
     drops: npt.NDArray[np.uint64]
     ecn_marks: npt.NDArray[np.uint64]
+    queueing_ps: npt.NDArray[np.uint64]
+    utilisation: npt.NDArray[np.float64]
 
-class GoodputColumns(TypedDict):
+class QueueColumns(TypedDict):
+    time_ps: npt.NDArray[np.uint64]
+    link: npt.NDArray[np.uint32]
+    bytes: npt.NDArray[np.uint32]
+
+class TimeSeriesColumns(TypedDict):
     bin_start_ps: npt.NDArray[np.uint64]
+    service: list[str]
     bytes: npt.NDArray[np.uint64]
+    goodput_bps: npt.NDArray[np.float64]
+
+class LinkTimeSeriesColumns(TypedDict):
+    bin_start_ps: npt.NDArray[np.uint64]
+    link: npt.NDArray[np.uint32]
+    bytes: npt.NDArray[np.uint64]
+    utilisation: npt.NDArray[np.float64]
 
 class RunOutput(TypedDict):
     summary: str
     flows: FlowColumns
     links: LinkColumns
-    goodput: GoodputColumns
+    queues: QueueColumns
+    timeseries: TimeSeriesColumns
+    link_timeseries: LinkTimeSeriesColumns
+
+Progress = Callable[[float, float, int, int, int], object]
 
 def version() -> str: ...
 def schemes() -> list[tuple[str, str, list[tuple[str, str, str]]]]: ...
 def validate(scenario_json: str) -> str: ...
-def run(scenario_json: str) -> RunOutput: ...
+def run(scenario_json: str, progress: Progress | None = None) -> RunOutput: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +15,7 @@ from rich.text import Text
 import clos
 from clos.bench import TARGET_CPU_SECONDS, bench_files
 from clos.directory import app as directory_app
+from clos.progress import RunProgress
 from clos.results import Results
 from clos.scenario import Scenario, describe
 from clos.schemes import schemes as known_schemes
@@ -54,9 +55,10 @@ def reported_errors() -> Iterator[None]:
 
 
 def simulate(scenario: Scenario, quiet: bool) -> Results:
-    status = nullcontext() if quiet else stderr.status(f"simulating {scenario.name}")
-    with status:
+    if quiet:
         return clos.run(scenario)
+    with RunProgress(stderr, scenario.name) as progress:
+        return clos.run(scenario, progress)
 
 
 def show_version(value: bool) -> None:
@@ -97,7 +99,7 @@ def run(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only save.")] = False,
 ) -> None:
-    """Run a scenario and save its flows, links, goodput and summary."""
+    """Run a scenario and save its summary and tables (flows, links, queues, time series)."""
     with reported_errors():
         if scenario is None:
             compare_schemes(overrides or [], out or Path("results", "default"), quiet)

@@ -1,6 +1,12 @@
-"""What one run produced: its summary and per-flow, per-link and goodput tables.
+"""What one run produced: its summary and its tables.
 
-On disk a run is a folder of three Parquet files and a pretty `summary.json`, so that results can be
+- `flows`: one row per flow (size, service, FCT, ideal FCT and slowdown, retransmits, dupACKs);
+- `links`: one row per directed link (tier, bytes, drops, ECN marks, queueing, utilisation);
+- `queues`: switch-port queue lengths every `output.queue_interval` (empty unless asked for);
+- `timeseries`: payload delivered per service per `output.bin`;
+- `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`).
+
+On disk a run is a folder of Parquet files and a pretty `summary.json`, so that results can be
 compared later without rerunning and read by any Parquet tool.
 """
 
@@ -14,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-TABLES = ("flows", "links", "goodput")
+TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries")
 SUMMARY = "summary.json"
 FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY)
 
@@ -24,7 +30,9 @@ class Results:
     summary: dict[str, Any]
     flows: pl.DataFrame
     links: pl.DataFrame
-    goodput: pl.DataFrame
+    queues: pl.DataFrame
+    timeseries: pl.DataFrame
+    link_timeseries: pl.DataFrame
 
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:

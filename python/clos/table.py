@@ -14,7 +14,16 @@ Metric = tuple[str, Callable[[Results], str]]
 
 
 def _summary(section: str, key: str, fmt: Callable[[object], str]) -> Callable[[Results], str]:
-    return lambda results: fmt(results.summary[section][key])
+    """A summary value; `section` may be a dotted path (`fct.short.slowdown`). Results saved by
+    an older clos lack newer sections: those show as missing, not as an error."""
+
+    def value(results: Results) -> str:
+        node: object = results.summary
+        for part in (*section.split("."), key):
+            node = node.get(part) if isinstance(node, dict) else None
+        return fmt(node)
+
+    return value
 
 
 def _flow_total(column: str) -> Callable[[Results], str]:
@@ -51,6 +60,16 @@ SECTIONS: dict[str, list[Metric]] = {
         ("FCT max", _summary("flows", "fct_max_s", units.duration)),
         ("retransmits", _flow_total("retransmits")),
         ("timeouts", _flow_total("timeouts")),
+    ],
+    "slowdown": [
+        ("short flows mean", _summary("fct.short.slowdown", "mean", units.ratio)),
+        ("short flows p99", _summary("fct.short.slowdown", "p99", units.ratio)),
+        ("long flows mean", _summary("fct.long.slowdown", "mean", units.ratio)),
+        ("all flows p99.9", _summary("fct.all.slowdown", "p999", units.ratio)),
+    ],
+    "reordering": [
+        ("flows with dupACKs", _summary("flows", "with_dupacks_fraction", units.percent)),
+        ("flows with > 3 dupACKs", _summary("flows", "with_over_3_dupacks", units.count)),
     ],
     "goodput": [
         ("completion time", _summary("goodput", "completion_time_s", units.duration)),
@@ -110,7 +129,7 @@ def bench_table(runs: Sequence[tuple[str, Results]], targets: Mapping[str, float
     for name, results in runs:
         stats = results.summary["stats"]
         cpu = stats["cpu_seconds"]
-        delivered = int(results.goodput["bytes"].sum())
+        delivered = int(results.timeseries["bytes"].sum())
         table.add_row(
             name,
             units.duration(cpu),

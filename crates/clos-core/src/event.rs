@@ -27,6 +27,10 @@ pub enum Event {
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).
     Tick,
+    /// Sample every switch port's queue length (`output.queue_interval`).
+    QueueSample,
+    /// Close a time-series bin: per-link bytes (`output.bin`).
+    CloseBin,
 }
 
 #[derive(Clone, Copy)]

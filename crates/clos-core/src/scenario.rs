@@ -296,9 +296,31 @@ pub struct WorkloadSpec {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
-    /// Width of the goodput time-series bins.
+    /// Width of the time-series bins (goodput per service, link bytes).
     #[serde(default = "default_bin")]
     pub bin: Duration,
+    /// Sample every switch port's queue length this often (DRILL samples every 10 us); off by
+    /// default because the samples table grows with ports x samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_interval: Option<Duration>,
+    /// Keep every link's bytes per bin as a table (`link_timeseries`); the per-tier summaries
+    /// (utilisation distribution, uplink split fairness) are computed either way.
+    #[serde(default)]
+    pub link_timeseries: bool,
+    /// Flows of at most this many bytes are "short" in the FCT report (DCTCP, CONGA: 100 KB).
+    #[serde(default = "default_short_flow")]
+    pub short_flow: ByteSize,
+    /// Flows of at least this many bytes are "long" (CONGA: 10 MB).
+    #[serde(default = "default_long_flow")]
+    pub long_flow: ByteSize,
+}
+
+fn default_short_flow() -> ByteSize {
+    ByteSize(100_000)
+}
+
+fn default_long_flow() -> ByteSize {
+    ByteSize(10_000_000)
 }
 
 fn default_bin() -> Duration {
@@ -307,7 +329,13 @@ fn default_bin() -> Duration {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { bin: default_bin() }
+        OutputSpec {
+            bin: default_bin(),
+            queue_interval: None,
+            link_timeseries: false,
+            short_flow: default_short_flow(),
+            long_flow: default_long_flow(),
+        }
     }
 }
 
@@ -374,6 +402,12 @@ impl Scenario {
         }
         if self.output.bin.0 == 0 {
             return Err(bad("output.bin", "must be positive"));
+        }
+        if self.output.queue_interval.is_some_and(|d| d.0 == 0) {
+            return Err(bad("output.queue_interval", "must be positive (e.g. \"10us\"), or left out to sample nothing"));
+        }
+        if self.output.short_flow >= self.output.long_flow {
+            return Err(bad("output.short_flow", format!("{} B must be below output.long_flow ({} B)", self.output.short_flow.0, self.output.long_flow.0)));
         }
         if self.max_time.0 == 0 {
             return Err(bad("max_time", "must be positive"));

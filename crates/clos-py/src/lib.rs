@@ -4,11 +4,12 @@ use clos_core::lb::params::PARAMS;
 use clos_core::lb::Scheme;
 use clos_core::metrics::Report;
 use clos_core::scenario::Scenario;
+use clos_core::units::seconds;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyAny, PyDict};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario the core rejects; the message names the field and the fix.");
 
@@ -46,49 +47,73 @@ fn schemes() -> Vec<(String, String, Vec<(String, String, String)>)> {
         .collect()
 }
 
-/// Run a scenario; the GIL is released while the simulation runs.
+/// Run a scenario; the GIL is released while the simulation runs. `progress`, if given, is
+/// called as `progress(simulated_s, end_s, flows_done, flows, events)` every
+/// `clos_core::PROGRESS_EVERY` events; what it raises is ignored, so a failing display cannot
+/// abort a run.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, progress=None))]
+fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py_err)?;
-    let report = py.detach(|| clos_core::run(&scenario)).map_err(to_py_err)?;
+    let report = py
+        .detach(|| {
+            clos_core::run_with_progress(&scenario, &mut |p| {
+                if let Some(f) = &progress {
+                    Python::attach(|py| {
+                        let args = (seconds(p.now), seconds(p.end), p.flows_done, p.flows, p.events);
+                        // A failing progress display must not abort the simulation.
+                        let _ = f.call1(py, args);
+                    });
+                }
+            })
+        })
+        .map_err(to_py_err)?;
     report_to_dict(py, report)
 }
 
+/// A column goes to Python as a numpy array (numbers, booleans) or a list (text).
+trait Column {
+    fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>>;
+}
+
+macro_rules! numeric_columns {
+    ($($t:ty),*) => {$(
+        impl Column for Vec<$t> {
+            fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+                Ok(self.into_pyarray(py).into_any())
+            }
+        }
+    )*};
+}
+numeric_columns!(u32, u64, f64, bool);
+
+impl Column for Vec<String> {
+    fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        self.into_pyobject(py).map(Bound::into_any)
+    }
+}
+
+/// A dict of columns from a struct of column vectors, named by its fields.
+macro_rules! table {
+    ($py:expr, $t:expr, $($field:ident),* $(,)?) => {{
+        let d = PyDict::new($py);
+        let t = $t;
+        $(d.set_item(stringify!($field), t.$field.into_column($py)?)?;)*
+        d
+    }};
+}
+
 fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
-    let flows = PyDict::new(py);
-    let f = r.flows;
-    flows.set_item("id", f.id.into_pyarray(py))?;
-    flows.set_item("src", f.src.into_pyarray(py))?;
-    flows.set_item("dst", f.dst.into_pyarray(py))?;
-    flows.set_item("bytes", f.bytes.into_pyarray(py))?;
-    flows.set_item("delivered", f.delivered.into_pyarray(py))?;
-    flows.set_item("start_ps", f.start_ps.into_pyarray(py))?;
-    flows.set_item("end_ps", f.end_ps.into_pyarray(py))?;
-    flows.set_item("finished", f.finished.into_pyarray(py))?;
-    flows.set_item("fct_ps", f.fct_ps.into_pyarray(py))?;
-    flows.set_item("retransmits", f.retransmits.into_pyarray(py))?;
-    flows.set_item("timeouts", f.timeouts.into_pyarray(py))?;
-    flows.set_item("dupacks", f.dupacks.into_pyarray(py))?;
-    flows.set_item("out_of_order", f.out_of_order.into_pyarray(py))?;
-    let links = PyDict::new(py);
-    let l = r.links;
-    links.set_item("id", l.id.into_pyarray(py))?;
-    links.set_item("src", l.src)?;
-    links.set_item("dst", l.dst)?;
-    links.set_item("tier", l.tier)?;
-    links.set_item("rate_bps", l.rate_bps.into_pyarray(py))?;
-    links.set_item("bytes", l.bytes.into_pyarray(py))?;
-    links.set_item("packets", l.packets.into_pyarray(py))?;
-    links.set_item("drops", l.drops.into_pyarray(py))?;
-    links.set_item("ecn_marks", l.ecn_marks.into_pyarray(py))?;
-    let goodput = PyDict::new(py);
-    goodput.set_item("bin_start_ps", r.goodput_bin_start_ps.into_pyarray(py))?;
-    goodput.set_item("bytes", r.goodput_bytes.into_pyarray(py))?;
     let out = PyDict::new(py);
     out.set_item("summary", r.summary.to_string())?;
-    out.set_item("flows", flows)?;
-    out.set_item("links", links)?;
-    out.set_item("goodput", goodput)?;
+    out.set_item(
+        "flows",
+        table!(py, r.flows, id, src, dst, service, bytes, delivered, start_ps, end_ps, finished, fct_ps, ideal_fct_ps, slowdown, retransmits, timeouts, dupacks, out_of_order),
+    )?;
+    out.set_item("links", table!(py, r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation))?;
+    out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;
+    out.set_item("timeseries", table!(py, r.timeseries, bin_start_ps, service, bytes, goodput_bps))?;
+    out.set_item("link_timeseries", table!(py, r.link_timeseries, bin_start_ps, link, bytes, utilisation))?;
     Ok(out)
 }
 

@@ -9,8 +9,12 @@
 //!
 //! The backlog read by a decision excludes the packet being enqueued (as in DRILL's hardware,
 //! DRILL §3.2.1), and the ECN mark (DCTCP) is set when that backlog exceeds the threshold K.
+//!
+//! Every accepted packet's queueing delay (its wait before serialisation starts) is added to its
+//! port's total and to a histogram of its link tier, for DRILL's per-hop queueing (Fig. 6c, 14c).
 
-use crate::topology::Topology;
+use crate::metrics::histogram::Histograms;
+use crate::topology::{Topology, TIERS};
 use crate::units::{bytes_in, tx_time, Time};
 
 /// Struct-of-arrays over all ports (directed links).
@@ -30,6 +34,12 @@ pub struct Ports {
     /// when the last of them becomes visible; see [`Ports::visible_backlog`].
     entering: Vec<u64>,
     entering_until: Vec<Time>,
+    /// Tier of each port (index into `TIERS`).
+    tier: Vec<u8>,
+    /// Sum of the queueing delays of the packets each port accepted.
+    pub queueing_ps: Vec<u64>,
+    /// Queueing delays per tier.
+    pub queueing: Histograms,
 }
 
 /// What happened to a packet offered to a port.
@@ -61,6 +71,9 @@ impl Ports {
             ecn_marks: vec![0; n],
             entering: vec![0; n],
             entering_until: vec![0; n],
+            tier: (0..n as u32).map(|p| t.tier_of(p) as u8).collect(),
+            queueing_ps: vec![0; n],
+            queueing: Histograms::new(TIERS.len()),
         }
     }
 
@@ -119,7 +132,10 @@ impl Ports {
         self.busy_until[p] = done;
         self.tx_bytes[p] += wire;
         self.tx_packets[p] += 1;
-        Enqueued::Accepted { arrival: done + self.delay[p], queueing: start - now, mark }
+        let queueing = start - now;
+        self.queueing_ps[p] += queueing;
+        self.queueing.record(self.tier[p] as usize, queueing);
+        Enqueued::Accepted { arrival: done + self.delay[p], queueing, mark }
     }
 }
 

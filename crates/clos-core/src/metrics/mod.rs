@@ -1,12 +1,21 @@
-//! What a run reports: per-flow and per-link tables, the goodput time series, and a summary
-//! with the statistics the VL2 evaluation uses (goodput efficiency, Jain's fairness index).
+//! What a run reports: per-flow and per-link tables, time series (goodput per service, link
+//! bytes), queue samples, and a summary with the statistics the seed papers use: goodput
+//! efficiency and Jain's index (VL2 §5.1), FCT and slowdown by size (DRILL, CONGA), per-hop
+//! queueing and drops (DRILL Fig. 6c), uplink queue spread (DRILL Fig. 2), uplink split fairness
+//! (VL2 §5.2) and reordering (DRILL §4).
 
 pub mod fairness;
+pub mod fct;
+pub mod histogram;
+pub mod recorder;
+pub mod slowdown;
 
 use crate::packet::wire;
 use crate::sim::World;
+use crate::topology::{TIERS, TIER_HOPS};
 use crate::transport::TcpParams;
 use crate::units::{seconds, Time};
+use recorder::{LinkBins, QueueSamples};
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,6 +39,8 @@ pub struct FlowTable {
     pub id: Vec<u32>,
     pub src: Vec<u32>,
     pub dst: Vec<u32>,
+    /// Name of the workload part (service) that made the flow.
+    pub service: Vec<String>,
     pub bytes: Vec<u64>,
     /// Payload bytes delivered in order to the receiver (less than `bytes` if unfinished).
     pub delivered: Vec<u64>,
@@ -37,6 +48,10 @@ pub struct FlowTable {
     pub end_ps: Vec<u64>,
     pub finished: Vec<bool>,
     pub fct_ps: Vec<u64>,
+    /// FCT of this size alone on an empty fabric (see `slowdown`).
+    pub ideal_fct_ps: Vec<u64>,
+    /// fct / ideal; NaN if unfinished.
+    pub slowdown: Vec<f64>,
     pub retransmits: Vec<u64>,
     pub timeouts: Vec<u64>,
     pub dupacks: Vec<u64>,
@@ -55,6 +70,19 @@ pub struct LinkTable {
     pub packets: Vec<u64>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
+    /// Sum of the queueing delays of the packets the link accepted.
+    pub queueing_ps: Vec<u64>,
+    /// Share of the link's capacity used over the run.
+    pub utilisation: Vec<f64>,
+}
+
+/// Payload delivered per service per bin, as columns.
+#[derive(Default, Debug, Clone)]
+pub struct TimeSeries {
+    pub bin_start_ps: Vec<u64>,
+    pub service: Vec<String>,
+    pub bytes: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -62,8 +90,9 @@ pub struct Report {
     pub summary: Value,
     pub flows: FlowTable,
     pub links: LinkTable,
-    pub goodput_bin_start_ps: Vec<u64>,
-    pub goodput_bytes: Vec<u64>,
+    pub timeseries: TimeSeries,
+    pub queues: QueueSamples,
+    pub link_timeseries: LinkBins,
 }
 
 impl Report {
@@ -73,7 +102,7 @@ impl Report {
 }
 
 /// Nearest-rank percentile of sorted data.
-pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+pub fn percentile<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
     if sorted.is_empty() {
         return None;
     }
@@ -96,42 +125,21 @@ impl RunOutput<'_> {
         let w = self.world;
         let end = w.now;
         let n = w.flows.len();
-        let mut flows = FlowTable::default();
-        for (i, f) in w.flows.iter().enumerate() {
-            let fin = w.finished[i];
-            let s = &w.senders[i].stats;
-            flows.id.push(i as u32);
-            flows.src.push(f.src);
-            flows.dst.push(f.dst);
-            flows.bytes.push(f.bytes);
-            flows.delivered.push(w.delivered_bytes[i]);
-            flows.start_ps.push(f.start);
-            flows.end_ps.push(fin.unwrap_or(0));
-            flows.finished.push(fin.is_some());
-            flows.fct_ps.push(fin.map_or(0, |t| t - f.start));
-            flows.retransmits.push(s.retransmits);
-            flows.timeouts.push(s.timeouts);
-            flows.dupacks.push(w.receivers[i].dupacks_sent);
-            flows.out_of_order.push(w.receivers[i].out_of_order);
-        }
-        let mut links = LinkTable::default();
-        let t = &w.topo;
-        for (i, p) in t.ports.iter().enumerate() {
-            links.id.push(i as u32);
-            links.src.push(t.nodes[p.from as usize].name.clone());
-            links.dst.push(t.nodes[p.to as usize].name.clone());
-            links.tier.push(t.tier(i as u32).to_string());
-            links.rate_bps.push(p.rate_bps);
-            links.bytes.push(w.ports.tx_bytes[i]);
-            links.packets.push(w.ports.tx_packets[i]);
-            links.drops.push(w.ports.drops[i]);
-            links.ecn_marks.push(w.ports.ecn_marks[i]);
-        }
+        let flows = self.flow_table();
+        let links = self.link_table();
 
         let mut fcts: Vec<u64> = (0..n).filter(|&i| flows.finished[i]).map(|i| flows.fct_ps[i]).collect();
         fcts.sort_unstable();
         let pct = |p: f64| percentile(&fcts, p).map(seconds);
         let fct_mean = (!fcts.is_empty()).then(|| fcts.iter().map(|&x| seconds(x)).sum::<f64>() / fcts.len() as f64);
+        let samples: Vec<fct::Sample> = (0..n)
+            .map(|i| fct::Sample {
+                bytes: flows.bytes[i],
+                fct_ps: flows.finished[i].then_some(flows.fct_ps[i]),
+                slowdown: flows.finished[i].then_some(flows.slowdown[i]),
+            })
+            .collect();
+        let out = &w.output;
 
         // Goodput over the active period: from the first flow start to the last completion (or
         // the end of the run, if some flows are unfinished).
@@ -140,6 +148,7 @@ impl RunOutput<'_> {
         let active = last_end.saturating_sub(first_start);
         let delivered: u64 = w.delivered_bytes.iter().sum();
         let aggregate_bps = (active > 0).then(|| delivered as f64 * 8.0 / seconds(active));
+        let t = &w.topo;
         let mut sends = vec![false; t.n_hosts];
         let mut recvs = vec![false; t.n_hosts];
         for f in &w.flows {
@@ -185,6 +194,11 @@ impl RunOutput<'_> {
                 "with_over_3_dupacks": flows.dupacks.iter().filter(|&&d| d > 3).count(),
                 "spurious_retransmits": w.senders.iter().map(|s| s.stats.spurious).sum::<u64>(),
             },
+            "fct": fct::summary(&samples, out.short_flow.0, out.long_flow.0),
+            "queueing": self.queueing_summary(&links),
+            "queues": self.queue_summary(),
+            "links": self.link_summary(&links),
+            "services": self.service_summary(&flows),
             "load_balancer": w.load_balancer_stats(),
             "reorder_shim": w.shim_stats().map(|(held, timeouts)| json!({"held": held, "timeouts": timeouts})),
             "workload": w.workload_summary,
@@ -197,7 +211,214 @@ impl RunOutput<'_> {
                 "jain": fairness::jain(&rates),
             },
         });
-        let goodput_bin_start_ps = (0..w.goodput_bins.len() as u64).map(|b| b * w.bin_width()).collect();
-        Report { summary, flows, links, goodput_bin_start_ps, goodput_bytes: w.goodput_bins.clone() }
+        Report {
+            summary,
+            flows,
+            links,
+            timeseries: self.timeseries(),
+            queues: w.recorder.queues.clone(),
+            link_timeseries: w.recorder.link_bins.clone(),
+        }
+    }
+
+    fn flow_table(&self) -> FlowTable {
+        let w = self.world;
+        let mut flows = FlowTable::default();
+        for (i, f) in w.flows.iter().enumerate() {
+            let fin = w.finished[i];
+            let s = &w.senders[i].stats;
+            let ideal = slowdown::ideal_fct(&slowdown::shortest_path(&w.topo, w.routes(), f.src, f.dst), f.bytes, self.params.mss as u64);
+            let fct = fin.map(|t| t - f.start);
+            flows.id.push(i as u32);
+            flows.src.push(f.src);
+            flows.dst.push(f.dst);
+            flows.service.push(w.services.get(f.service as usize).cloned().unwrap_or_default());
+            flows.bytes.push(f.bytes);
+            flows.delivered.push(w.delivered_bytes[i]);
+            flows.start_ps.push(f.start);
+            flows.end_ps.push(fin.unwrap_or(0));
+            flows.finished.push(fin.is_some());
+            flows.fct_ps.push(fct.unwrap_or(0));
+            flows.ideal_fct_ps.push(ideal);
+            flows.slowdown.push(match fct {
+                Some(x) if ideal > 0 => x as f64 / ideal as f64,
+                _ => f64::NAN,
+            });
+            flows.retransmits.push(s.retransmits);
+            flows.timeouts.push(s.timeouts);
+            flows.dupacks.push(w.receivers[i].dupacks_sent);
+            flows.out_of_order.push(w.receivers[i].out_of_order);
+        }
+        flows
+    }
+
+    fn link_table(&self) -> LinkTable {
+        let w = self.world;
+        let t = &w.topo;
+        let span = seconds(w.now);
+        let mut links = LinkTable::default();
+        for (i, p) in t.ports.iter().enumerate() {
+            links.id.push(i as u32);
+            links.src.push(t.nodes[p.from as usize].name.clone());
+            links.dst.push(t.nodes[p.to as usize].name.clone());
+            links.tier.push(t.tier(i as u32).to_string());
+            links.rate_bps.push(p.rate_bps);
+            links.bytes.push(w.ports.tx_bytes[i]);
+            links.packets.push(w.ports.tx_packets[i]);
+            links.drops.push(w.ports.drops[i]);
+            links.ecn_marks.push(w.ports.ecn_marks[i]);
+            links.queueing_ps.push(w.ports.queueing_ps[i]);
+            links.utilisation.push(if span > 0.0 { w.ports.tx_bytes[i] as f64 * 8.0 / (p.rate_bps as f64 * span) } else { 0.0 });
+        }
+        links
+    }
+
+    /// Queueing delay and drops per link tier (DRILL Fig. 6c, 14c: hop 1, hop 2, last hop).
+    fn queueing_summary(&self, links: &LinkTable) -> Value {
+        let h = &self.world.ports.queueing;
+        let tiers: Vec<Value> = TIERS
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| links.tier.iter().any(|t| t == *name))
+            .map(|(i, name)| {
+                let of_tier = |v: &[u64]| -> u64 { (0..links.id.len()).filter(|&l| links.tier[l] == *name).map(|l| v[l]).sum() };
+                let packets = of_tier(&links.packets);
+                let drops = of_tier(&links.drops);
+                let q = |p: f64| h.percentile(i, p).map(seconds);
+                json!({
+                    "tier": name,
+                    "hop": TIER_HOPS[i],
+                    "packets": packets,
+                    "drops": drops,
+                    "drop_fraction": if packets + drops > 0 { drops as f64 / (packets + drops) as f64 } else { 0.0 },
+                    "mean_s": (packets > 0).then(|| seconds(of_tier(&links.queueing_ps)) / packets as f64),
+                    "p50_s": q(50.0),
+                    "p99_s": q(99.0),
+                    "p999_s": q(99.9),
+                    "max_s": (h.count(i) > 0).then(|| seconds(h.max(i))),
+                })
+            })
+            .collect();
+        json!({"tiers": tiers})
+    }
+
+    /// Queue-length samples per tier, and the spread across each switch's uplinks (DRILL Fig. 2).
+    fn queue_summary(&self) -> Value {
+        let w = self.world;
+        let r = &w.recorder;
+        let Some(interval) = r.queue_interval else { return Value::Null };
+        let mut by_tier: Vec<Vec<u64>> = vec![Vec::new(); TIERS.len()];
+        for (&l, &b) in r.queues.link.iter().zip(&r.queues.bytes) {
+            by_tier[w.topo.tier_of(l)].push(b as u64);
+        }
+        let tiers: Vec<Value> = by_tier
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(i, v)| {
+                v.sort_unstable();
+                json!({
+                    "tier": TIERS[i],
+                    "mean_bytes": v.iter().sum::<u64>() as f64 / v.len() as f64,
+                    "p50_bytes": percentile(v, 50.0),
+                    "p99_bytes": percentile(v, 99.0),
+                    "max_bytes": v.last(),
+                })
+            })
+            .collect();
+        let mut sd = r.uplink_stdev.clone();
+        sd.sort_by(f64::total_cmp);
+        let f = |p: f64| percentile(&sd, p);
+        json!({
+            "interval_s": seconds(interval),
+            "samples": r.queues.time_ps.len(),
+            "tiers": tiers,
+            "uplink_stdev": {
+                "mean_bytes": (!sd.is_empty()).then(|| sd.iter().sum::<f64>() / sd.len() as f64),
+                "p50_bytes": f(50.0),
+                "p99_bytes": f(99.0),
+            },
+        })
+    }
+
+    /// Utilisation per tier (over links, and over link-bins) and the uplink split's fairness.
+    fn link_summary(&self, links: &LinkTable) -> Value {
+        let r = &self.world.recorder;
+        let tiers: Vec<Value> = TIERS
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| links.tier.iter().any(|t| t == *name))
+            .map(|(i, name)| {
+                let mut u: Vec<f64> = (0..links.id.len()).filter(|&l| links.tier[l] == *name).map(|l| links.utilisation[l]).collect();
+                u.sort_by(f64::total_cmp);
+                let p = |q: f64| percentile(&u, q);
+                json!({
+                    "tier": name,
+                    "links": u.len(),
+                    "utilisation_mean": u.iter().sum::<f64>() / u.len() as f64,
+                    "utilisation_p50": p(50.0),
+                    "utilisation_p99": p(99.0),
+                    "utilisation_max": u.last(),
+                    "bin_utilisation_p50": r.utilisation_percentile(i, 50.0),
+                    "bin_utilisation_p99": r.utilisation_percentile(i, 99.0),
+                })
+            })
+            .collect();
+        let mut split = serde_json::Map::new();
+        for (i, name) in TIERS.iter().enumerate() {
+            let mut j = r.split_jain[i].clone();
+            if j.is_empty() {
+                continue;
+            }
+            j.sort_by(f64::total_cmp);
+            let p = |q: f64| percentile(&j, q);
+            split.insert(
+                name.to_string(),
+                json!({"samples": j.len(), "mean": j.iter().sum::<f64>() / j.len() as f64, "min": j[0], "p1": p(1.0), "p50": p(50.0)}),
+            );
+        }
+        json!({"bin_s": seconds(r.bin), "tiers": tiers, "split_jain": split})
+    }
+
+    /// Per service: flows, completions and goodput over its active period.
+    fn service_summary(&self, flows: &FlowTable) -> Value {
+        let w = self.world;
+        let services: Vec<Value> = w
+            .services
+            .iter()
+            .map(|name| {
+                let mine: Vec<usize> = (0..flows.id.len()).filter(|&i| &flows.service[i] == name).collect();
+                let delivered: u64 = mine.iter().map(|&i| flows.delivered[i]).sum();
+                let start = mine.iter().map(|&i| flows.start_ps[i]).min();
+                let end = if mine.iter().all(|&i| flows.finished[i]) { mine.iter().map(|&i| flows.end_ps[i]).max() } else { Some(w.now) };
+                let span = start.zip(end).map(|(s, e)| e.saturating_sub(s)).filter(|&d| d > 0);
+                json!({
+                    "name": name,
+                    "flows": mine.len(),
+                    "finished": mine.iter().filter(|&&i| flows.finished[i]).count(),
+                    "delivered_bytes": delivered,
+                    "goodput_bps": span.map(|d| delivered as f64 * 8.0 / seconds(d)),
+                })
+            })
+            .collect();
+        Value::Array(services)
+    }
+
+    /// Goodput per service per bin (every bin of the run, zeros included).
+    fn timeseries(&self) -> TimeSeries {
+        let w = self.world;
+        let width = w.bin_width();
+        let bins = (w.now.div_ceil(width) as usize).max(w.goodput_bins.iter().map(Vec::len).max().unwrap_or(0));
+        let mut ts = TimeSeries::default();
+        for b in 0..bins {
+            for (s, series) in w.goodput_bins.iter().enumerate() {
+                let bytes = series.get(b).copied().unwrap_or(0);
+                ts.bin_start_ps.push(b as u64 * width);
+                ts.service.push(w.services.get(s).cloned().unwrap_or_default());
+                ts.bytes.push(bytes);
+                ts.goodput_bps.push(bytes as f64 * 8.0 / seconds(width));
+            }
+        }
+        ts
     }
 }

@@ -111,10 +111,11 @@ impl World {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
             self.delivered_bytes[f] += bytes;
             let bin = (self.now / self.bin) as usize;
-            if self.goodput_bins.len() <= bin {
-                self.goodput_bins.resize(bin + 1, 0);
+            let series = &mut self.goodput_bins[self.flows[f].service as usize];
+            if series.len() <= bin {
+                series.resize(bin + 1, 0);
             }
-            self.goodput_bins[bin] += bytes;
+            series[bin] += bytes;
             if self.receivers[f].nxt >= self.senders[f].total && self.finished[f].is_none() {
                 self.finished[f] = Some(self.now);
                 self.flows_done += 1;

@@ -12,11 +12,12 @@ use crate::error::{Error, Result};
 use crate::event::{Event, EventQueue};
 use crate::fabric::{Enqueued, Ports};
 use crate::lb::{Fabric, Forwarder};
+use crate::metrics::recorder::Recorder;
 use crate::metrics::{Counters, RunOutput};
 use crate::packet::{PacketPool, FLAG_CE};
 use crate::rng::{mix64, Streams};
 use crate::routing::Routes;
-use crate::scenario::{Scenario, Stop};
+use crate::scenario::{OutputSpec, Scenario, Stop};
 use crate::topology::Topology;
 use crate::transport::receiver::Receiver;
 use crate::transport::reorder_shim::{ReorderShim, Segment};
@@ -66,12 +67,30 @@ pub struct World {
     pub delivered_bytes: Vec<u64>,
     flows_done: usize,
     pub counters: Counters,
-    pub goodput_bins: Vec<u64>,
+    /// Payload delivered per service per bin: `goodput_bins[service][bin]`.
+    pub goodput_bins: Vec<Vec<u64>>,
     bin: Time,
+    /// Queue samples and per-link bins (see `metrics::recorder`).
+    pub recorder: Recorder,
+    /// What the scenario asked to be measured.
+    pub output: OutputSpec,
     pub now: Time,
     pub events: u64,
     stop: Stop,
     max_time: Time,
+    /// `run_until` returns when `events` reaches this (see `run_with_progress`).
+    pause_at: u64,
+}
+
+/// How far a run has got, for progress bars.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: Time,
+    /// Simulated time at which the run stops at the latest.
+    pub end: Time,
+    pub flows_done: usize,
+    pub flows: usize,
+    pub events: u64,
 }
 
 /// 5-tuple hash per direction: (src, dst, src port, dst port, TCP). Source ports are distinct
@@ -104,6 +123,11 @@ impl World {
         if let Some(t) = fwd.tick_interval() {
             queue.schedule(t, Event::Tick);
         }
+        let recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries);
+        if let Some(t) = recorder.queue_interval {
+            queue.schedule(t, Event::QueueSample);
+        }
+        queue.schedule(recorder.bin, Event::CloseBin);
         let max_time = match s.stop {
             Stop::At(d) => d.0.min(s.max_time.0),
             Stop::AllFlowsDone => s.max_time.0,
@@ -118,7 +142,7 @@ impl World {
             params,
             flows,
             closed_loop: generated.closed_loop,
-            services: generated.services,
+            services: generated.services.clone(),
             workload_summary: generated.summary,
             entropy,
             senders,
@@ -131,21 +155,52 @@ impl World {
             delivered_bytes: vec![0; n],
             flows_done: 0,
             counters: Counters::default(),
-            goodput_bins: Vec::new(),
+            goodput_bins: vec![Vec::new(); generated.services.len().max(1)],
             bin: s.output.bin.0,
+            recorder,
+            output: s.output.clone(),
             now: 0,
             events: 0,
             stop: s.stop,
             max_time,
+            pause_at: u64::MAX,
         })
     }
 
     /// Run to the stop condition; returns the simulated end time.
     pub fn run(&mut self) -> Time {
         self.run_until(self.max_time);
+        self.finish()
+    }
+
+    /// `run`, pausing every `every` events to tell `report` how far it got (for progress bars; a
+    /// pause costs one comparison per event and changes nothing in the simulation).
+    pub fn run_with_progress(&mut self, every: u64, report: &mut dyn FnMut(&Progress)) -> Time {
+        loop {
+            self.pause_at = self.events.saturating_add(every.max(1));
+            self.run_until(self.max_time);
+            let all_done = self.stop == Stop::AllFlowsDone && self.all_done();
+            if self.events < self.pause_at || all_done {
+                break;
+            }
+            report(&Progress {
+                now: self.now,
+                end: self.max_time,
+                flows_done: self.flows_done,
+                flows: self.flows.len(),
+                events: self.events,
+            });
+        }
+        self.pause_at = u64::MAX;
+        self.finish()
+    }
+
+    /// End the run at the stop time: close the last, partial, time-series bin.
+    pub fn finish(&mut self) -> Time {
         if let Stop::At(d) = self.stop {
             self.now = self.now.max(d.0.min(self.max_time));
         }
+        self.recorder.close_bin(&self.ports, self.now);
         self.now
     }
 
@@ -156,6 +211,9 @@ impl World {
         while let Some(t) = self.queue.peek_time() {
             if t > limit {
                 self.now = limit;
+                break;
+            }
+            if self.events >= self.pause_at {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
@@ -183,6 +241,15 @@ impl World {
                     if let Some(t) = self.fwd.tick_interval() {
                         self.queue.schedule(self.now + t, Event::Tick);
                     }
+                }
+                Event::QueueSample => {
+                    self.recorder.sample_queues(&self.ports, self.now);
+                    let t = self.recorder.queue_interval.expect("sampling only when asked");
+                    self.queue.schedule(self.now + t, Event::QueueSample);
+                }
+                Event::CloseBin => {
+                    self.recorder.close_bin(&self.ports, self.now);
+                    self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
                 }
             }
             if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
@@ -261,6 +328,10 @@ impl World {
                 self.queue.schedule(arrival, Event::Arrive { node: self.ports.peer[port as usize], pkt: h });
             }
         }
+    }
+
+    pub fn routes(&self) -> &Routes {
+        &self.routes
     }
 
     /// The load balancer's own counters (LocalFlow splits, flowlets ...).

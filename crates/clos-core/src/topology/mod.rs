@@ -40,16 +40,31 @@ impl Role {
     }
 }
 
-/// The tier of a directed link, named as the literature reports per-hop statistics.
-pub fn tier_name(from: Role, to: Role) -> &'static str {
+/// Link tiers in the order a packet crosses them (it climbs, then descends), named as the
+/// literature reports per-hop statistics.
+pub const TIERS: [&str; 6] = ["host_up", "tor_up", "agg_up", "core_down", "agg_down", "tor_down"];
+
+/// The hop each tier is in DRILL's per-hop queueing figures (Fig. 6c, 14c): hop 1 is the first
+/// uplink, hop 2 the downlink from the spine/core side, the last hop the one to the host. Three-
+/// tier fabrics have a hop between each (their second uplink and their second downlink).
+pub const TIER_HOPS: [&str; 6] =
+    ["host NIC", "hop 1: ToR uplink", "agg uplink", "hop 2: spine/core downlink", "agg downlink", "last hop: ToR to host"];
+
+/// Index into [`TIERS`] of a directed link between nodes of these roles.
+pub fn tier_index(from: Role, to: Role) -> usize {
     match (from, to) {
-        (Role::Host, _) => "host_up",
-        (_, Role::Host) => "tor_down",
-        (Role::Tor, _) => "tor_up",
-        (Role::Agg, Role::Core) => "agg_up",
-        (Role::Agg, _) => "agg_down",
-        (Role::Core, _) => "core_down",
+        (Role::Host, _) => 0,
+        (_, Role::Host) => 5,
+        (Role::Tor, _) => 1,
+        (Role::Agg, Role::Core) => 2,
+        (Role::Agg, _) => 4,
+        (Role::Core, _) => 3,
     }
+}
+
+/// The tier of a directed link by name.
+pub fn tier_name(from: Role, to: Role) -> &'static str {
+    TIERS[tier_index(from, to)]
 }
 
 #[derive(Clone, Debug)]
@@ -101,8 +116,16 @@ impl Topology {
         self.nodes.len() - self.n_hosts
     }
     pub fn tier(&self, port: u32) -> &'static str {
+        TIERS[self.tier_of(port)]
+    }
+    /// Index into [`TIERS`] of a port's tier.
+    pub fn tier_of(&self, port: u32) -> usize {
         let p = &self.ports[port as usize];
-        tier_name(self.role(p.from), self.role(p.to))
+        tier_index(self.role(p.from), self.role(p.to))
+    }
+    /// Whether a port climbs toward the top tier (the equal-cost uplinks load balancers split over).
+    pub fn is_uplink(&self, port: u32) -> bool {
+        matches!(TIERS[self.tier_of(port)], "tor_up" | "agg_up")
     }
     /// Total host-link capacity in one direction.
     pub fn host_capacity_bps(&self) -> u64 {

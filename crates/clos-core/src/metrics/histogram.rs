@@ -1,0 +1,120 @@
+//! A log-bucketed histogram for values recorded in the event loop (queueing delays in ps).
+//!
+//! Recording must cost a few instructions and no allocation, and percentiles of delays spanning
+//! nanoseconds to milliseconds must stay within a few percent, so buckets are log-linear (as in
+//! HdrHistogram): values below 8 are exact, and every power of two above is split into 8 equal
+//! sub-buckets. A reported quantile is its bucket's midpoint, at most 1/16 (6.25%) from any value
+//! in the bucket.
+
+/// Sub-buckets per power of two (a power of two itself).
+const SUB: u32 = 8;
+const SUB_BITS: u32 = SUB.trailing_zeros();
+/// Buckets for every u64.
+pub const BUCKETS: usize = ((64 - SUB_BITS + 1) * SUB) as usize;
+
+#[inline]
+pub fn bucket(v: u64) -> usize {
+    if v < SUB as u64 {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros(); // position of the top bit, >= SUB_BITS
+    let shift = e - SUB_BITS;
+    ((shift + 1) * SUB + ((v >> shift) as u32 & (SUB - 1))) as usize
+}
+
+/// Smallest value and width of bucket `i`.
+pub fn bucket_range(i: usize) -> (u64, u64) {
+    let i = i as u32;
+    if i < SUB {
+        return (i as u64, 1);
+    }
+    let shift = i / SUB - 1;
+    (((SUB + i % SUB) as u64) << shift, 1u64 << shift)
+}
+
+/// Counts per bucket of one or more histograms laid end to end (one per class, e.g. link tier).
+#[derive(Clone, Debug)]
+pub struct Histograms {
+    counts: Vec<u64>,
+    max: Vec<u64>,
+}
+
+impl Histograms {
+    pub fn new(classes: usize) -> Histograms {
+        Histograms { counts: vec![0; classes * BUCKETS], max: vec![0; classes] }
+    }
+
+    #[inline]
+    pub fn record(&mut self, class: usize, v: u64) {
+        self.counts[class * BUCKETS + bucket(v)] += 1;
+        if v > self.max[class] {
+            self.max[class] = v;
+        }
+    }
+
+    pub fn count(&self, class: usize) -> u64 {
+        self.of(class).iter().sum()
+    }
+
+    pub fn max(&self, class: usize) -> u64 {
+        self.max[class]
+    }
+
+    fn of(&self, class: usize) -> &[u64] {
+        &self.counts[class * BUCKETS..(class + 1) * BUCKETS]
+    }
+
+    /// The `p`-th percentile (nearest rank) as its bucket's midpoint, capped at the maximum seen
+    /// (which is exact: the 100th percentile is the maximum).
+    pub fn percentile(&self, class: usize, p: f64) -> Option<u64> {
+        let counts = self.of(class);
+        let n: u64 = counts.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+        if rank >= n {
+            return Some(self.max[class]);
+        }
+        let mut seen = 0;
+        for (i, &c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (low, width) = bucket_range(i);
+                return Some((low + width / 2).min(self.max[class]));
+            }
+        }
+        unreachable!("rank <= total count")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_contiguous_and_cover_u64() {
+        for i in 0..BUCKETS - 1 {
+            let (low, width) = bucket_range(i);
+            assert_eq!(bucket(low), i);
+            assert_eq!(bucket(low + width - 1), i);
+            assert_eq!(bucket_range(i + 1).0, low + width, "bucket {i}");
+        }
+        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn percentiles_are_within_the_stated_relative_error() {
+        let mut h = Histograms::new(2);
+        for v in 1..=100_000u64 {
+            h.record(1, v * 1000);
+        }
+        assert_eq!(h.count(0), 0);
+        assert_eq!(h.percentile(0, 50.0), None);
+        for (p, exact) in [(50.0, 50_000_000.0), (99.0, 99_000_000.0), (99.9, 99_900_000.0)] {
+            let got = h.percentile(1, p).unwrap() as f64;
+            assert!((got - exact).abs() / exact <= 1.0 / 16.0, "p{p}: {got} vs {exact}");
+        }
+        assert_eq!(h.percentile(1, 100.0), Some(100_000_000));
+    }
+}

@@ -1,0 +1,148 @@
+//! Periodic observations of the fabric, made by calendar events outside the packet path so that
+//! recording costs nothing per packet:
+//!
+//! - queue lengths of every switch port every `output.queue_interval` (DRILL samples every 10 us),
+//!   and at each sample the standard deviation of the queue lengths across each switch's
+//!   equal-cost uplinks (DRILL Fig. 2);
+//! - every link's bytes per `output.bin`, from which the utilisation distribution per tier and
+//!   Jain's index of each switch's split across its uplinks per bin (VL2 §5.2, Fig. 12) follow.
+//!   The per-link table itself is kept only if `output.link_timeseries` asks for it.
+
+use crate::fabric::Ports;
+use crate::topology::{Topology, TIERS};
+use crate::units::{seconds, Time};
+
+/// Utilisation histogram resolution: 1% steps (0..=100, plus one for rounding above 100%).
+const UTIL_STEPS: usize = 102;
+
+/// Queue samples as columns (one row per switch port per sample).
+#[derive(Default, Debug, Clone)]
+pub struct QueueSamples {
+    pub time_ps: Vec<u64>,
+    pub link: Vec<u32>,
+    pub bytes: Vec<u32>,
+}
+
+/// Bytes each link sent per bin, as columns.
+#[derive(Default, Debug, Clone)]
+pub struct LinkBins {
+    pub bin_start_ps: Vec<u64>,
+    pub link: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub utilisation: Vec<f64>,
+}
+
+pub struct Recorder {
+    pub queue_interval: Option<Time>,
+    pub bin: Time,
+    /// Switch ports, the ones whose queues can build (host NICs have unbounded stacks behind them).
+    switch_ports: Vec<u32>,
+    /// Per switch with two or more uplinks: its tier index and its uplink ports.
+    uplinks: Vec<(usize, Vec<u32>)>,
+    pub queues: QueueSamples,
+    /// Standard deviation (bytes) of uplink queue lengths, per switch per sample.
+    pub uplink_stdev: Vec<f64>,
+    keep_link_bins: bool,
+    pub link_bins: LinkBins,
+    /// Start of the bin being filled, and each port's byte counter at that moment.
+    bin_start: Time,
+    tx_at_bin_start: Vec<u64>,
+    /// Utilisation per (tier, 1% step), counted over (link, bin).
+    util_steps: Vec<u64>,
+    /// Jain's index of the uplink split per (switch, bin with traffic), by the uplinks' tier.
+    pub split_jain: Vec<Vec<f64>>,
+    tier: Vec<usize>,
+}
+
+impl Recorder {
+    pub fn new(t: &Topology, queue_interval: Option<Time>, bin: Time, keep_link_bins: bool) -> Recorder {
+        let n = t.ports.len() as u32;
+        let switch_ports = (0..n).filter(|&p| !t.is_host(t.ports[p as usize].from)).collect();
+        let uplinks = (t.n_hosts as u32..t.nodes.len() as u32)
+            .map(|s| t.ports_of(s).filter(|&p| t.is_uplink(p)).collect::<Vec<_>>())
+            .filter(|ups| ups.len() >= 2)
+            .map(|ups| (t.tier_of(ups[0]), ups))
+            .collect();
+        Recorder {
+            queue_interval,
+            bin,
+            switch_ports,
+            uplinks,
+            queues: QueueSamples::default(),
+            uplink_stdev: Vec::new(),
+            keep_link_bins,
+            link_bins: LinkBins::default(),
+            bin_start: 0,
+            tx_at_bin_start: vec![0; n as usize],
+            util_steps: vec![0; TIERS.len() * UTIL_STEPS],
+            split_jain: vec![Vec::new(); TIERS.len()],
+            tier: (0..n).map(|p| t.tier_of(p)).collect(),
+        }
+    }
+
+    /// Record every switch port's queue length now, and the spread across each switch's uplinks.
+    pub fn sample_queues(&mut self, ports: &Ports, now: Time) {
+        for &p in &self.switch_ports {
+            self.queues.time_ps.push(now);
+            self.queues.link.push(p);
+            self.queues.bytes.push(ports.backlog(p, now).min(u32::MAX as u64) as u32);
+        }
+        for (_, ups) in &self.uplinks {
+            let (sum, sq) = moments(ups.iter().map(|&p| ports.backlog(p, now) as f64));
+            let n = ups.len() as f64;
+            let mean = sum / n;
+            self.uplink_stdev.push((sq / n - mean * mean).max(0.0).sqrt());
+        }
+    }
+
+    /// Close the bin that ends `now` (a full bin, or the run's last partial one).
+    pub fn close_bin(&mut self, ports: &Ports, now: Time) {
+        let width = now.saturating_sub(self.bin_start);
+        if width == 0 {
+            return;
+        }
+        let delta = |p: usize| ports.tx_bytes[p] - self.tx_at_bin_start[p];
+        for p in 0..ports.len() {
+            let bytes = delta(p);
+            let util = bytes as f64 * 8.0 / (ports.rate_bps[p] as f64 * seconds(width));
+            let step = ((util * 100.0).round() as usize).min(UTIL_STEPS - 1);
+            self.util_steps[self.tier[p] * UTIL_STEPS + step] += 1;
+            if self.keep_link_bins {
+                self.link_bins.bin_start_ps.push(self.bin_start);
+                self.link_bins.link.push(p as u32);
+                self.link_bins.bytes.push(bytes);
+                self.link_bins.utilisation.push(util);
+            }
+        }
+        for (tier, ups) in &self.uplinks {
+            // Jain's index (sum x)^2 / (n sum x^2), as `fairness::jain`, without a temporary.
+            let (sum, sq) = moments(ups.iter().map(|&p| delta(p as usize) as f64));
+            if sq > 0.0 {
+                self.split_jain[*tier].push(sum * sum / (ups.len() as f64 * sq));
+            }
+        }
+        self.tx_at_bin_start.copy_from_slice(&ports.tx_bytes);
+        self.bin_start = now;
+    }
+
+    /// The `p`-th percentile of link utilisation in `tier` over (link, bin), in 1% steps.
+    pub fn utilisation_percentile(&self, tier: usize, p: f64) -> Option<f64> {
+        let steps = &self.util_steps[tier * UTIL_STEPS..(tier + 1) * UTIL_STEPS];
+        let n: u64 = steps.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        steps.iter().position(|&c| {
+            seen += c;
+            seen >= rank
+        })
+        .map(|step| step as f64 / 100.0)
+    }
+}
+
+/// Sum and sum of squares.
+fn moments(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((0.0, 0.0), |(s, q), x| (s + x, q + x * x))
+}
