@@ -165,3 +165,52 @@ def bench(
         for path in bench_files(only):
             runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))
         stdout.print(bench_table(runs, TARGET_CPU_SECONDS))
+
+
+# `clos report` and `clos compare` (issue 3) import their modules inside the command, not at the
+# top, so that matplotlib is loaded only by the commands that draw.
+
+
+@app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(help="A results folder written by `clos run`.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where to write: an .html file, or a folder for report.html. Default: inside "
+            "RESULTS_DIR. Plots go into plots/ beside the page.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Write an HTML report of one run: key numbers, plots and per-tier tables."""
+    from clos.report import write_report
+
+    with reported_errors():
+        # soft_wrap: a long path stays on one line, so it can be copied.
+        stdout.print(f"wrote {write_report(results_dir, out)}", soft_wrap=True)
+
+
+@app.command()
+def compare(
+    results_dirs: Annotated[
+        list[Path],
+        typer.Argument(help="Results folders written by `clos run`.", show_default=False),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Where to write: an .html file, or a folder for compare.html. Plots go into "
+            "plots/ beside the page.",
+        ),
+    ] = Path("results", "compare"),
+) -> None:
+    """Compare saved runs side by side: a table here and an HTML page with overlaid plots."""
+    from clos.compare import key_numbers_table, load_runs, write_runs
+
+    with reported_errors():
+        runs = load_runs(results_dirs)
+        stdout.print(key_numbers_table(runs))
+        stdout.print(f"wrote {write_runs(runs, out)}", soft_wrap=True)

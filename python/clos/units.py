@@ -55,3 +55,8 @@ def percent(fraction: float) -> str:
 @_or_missing
 def ratio(x: float) -> str:
     return f"{x:.3g}"
+
+
+@_or_missing
+def kilobytes(size_bytes: float) -> str:
+    return f"{size_bytes / 1e3:.1f} KB"

@@ -1,0 +1,250 @@
+"""`clos report`: one run as a static HTML page of key numbers, plots and detail tables.
+
+The page is written beside its PNGs (`plots/` next to `report.html`) and reads the run's saved
+folder only, so a report can be made long after the run, on another machine, without the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from clos import key_numbers, page, plots, units
+from clos.run_folder import SavedRun, load_run
+
+REPORT = "report.html"
+PLOTS = "plots"
+
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+
+
+def write_report(results_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Write the report of the run saved in `results_dir`; returns the HTML file's path.
+
+    `out` is the HTML file if it ends in .html, else the folder for `report.html`; by default the
+    report goes into the results folder itself.
+    """
+    run = load_run(results_dir)
+    html = page.html_path(Path(out) if out is not None else run.folder, REPORT)
+    html.parent.mkdir(parents=True, exist_ok=True)
+    html.write_text(render(run, html), encoding="utf-8")
+    return html
+
+
+def render(run: SavedRun, html: Path) -> str:
+    """The page's HTML; draws the plots into `plots/` beside `html` as a side effect."""
+    folder = html.parent / PLOTS
+    runs = {run.name: run}
+    figures = [
+        plots.fct_cdf(runs, folder / "fct_cdf.png"),
+        plots.slowdown_by_bucket(runs, folder / "slowdown_by_bucket.png"),
+        plots.goodput_over_time(runs, folder / "goodput_over_time.png"),
+        plots.per_hop_queueing(runs, folder / "per_hop_queueing.png"),
+        plots.queue_length_cdf(run, folder / "queue_length_cdf.png"),
+        plots.utilisation_cdf(run, folder / "utilisation_cdf.png"),
+        plots.split_fairness_over_time(run, folder / "split_fairness.png"),
+    ]
+    body = [
+        page.heading(f"clos report: {run.name}", 1),
+        page.paragraph(f"results folder: {run.folder}", "note"),
+        *_settings(run),
+        page.heading("Key numbers"),
+        page.table(
+            ("section", "quantity", "value"),
+            key_numbers.rows([run]),
+            sections=True,
+        ),
+        page.heading("Plots"),
+        *(page.figure(plot, html) for plot in figures),
+        page.heading("Details"),
+        *_details(run),
+    ]
+    return page.document(f"clos report: {run.name}", body)
+
+
+def _settings(run: SavedRun) -> list[str]:
+    """What was run: the load balancer and workload as the summary describes them, flattened."""
+    rows = [
+        (f"{section}.{key}", value)
+        for section in ("load_balancer", "workload")
+        for key, value in _flatten(run.get(section))
+    ]
+    if not rows:
+        return []
+    return [page.heading("Run"), page.table(("setting", "value"), rows)]
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        return [
+            item
+            for key, inner in value.items()
+            for item in _flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+        ]
+    if value is None or not prefix:
+        return []
+    return [(prefix, str(value))]
+
+
+def _get(fmt: Callable[[Any], str], *keys: str) -> Callable[[dict[str, Any]], str]:
+    """A cell read from one row of a summary list; a missing or non-numeric value shows as "-"."""
+
+    def cell(row: dict[str, Any]) -> str:
+        value: Any = row
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str):
+            return value
+        return fmt(value if isinstance(value, int | float) else None)
+
+    return cell
+
+
+def _text(*keys: str) -> Callable[[dict[str, Any]], str]:
+    return _get(lambda value: units.MISSING if value is None else str(value), *keys)
+
+
+def _detail(title: str, rows: Any, columns: Sequence[Column], note: str = "") -> list[str]:
+    """A titled table of summary rows, or nothing when the summary lacks that section."""
+    if not isinstance(rows, list) or not rows:
+        return []
+    cells = [[cell(row) for _, cell in columns] for row in rows if isinstance(row, dict)]
+    parts = [page.heading(title, 3)]
+    if note:
+        parts.append(page.paragraph(note, "note"))
+    return [*parts, page.table([header for header, _ in columns], cells)]
+
+
+def _fct_rows(run: SavedRun) -> list[dict[str, Any]]:
+    buckets = run.get("fct", "buckets")
+    rows = list(buckets) if isinstance(buckets, list) else []
+    for group in ("short", "long", "all"):
+        row = run.get("fct", group)
+        if isinstance(row, dict):
+            rows.append({"label": f"{group} flows", **row})
+    return rows
+
+
+def _fct_note(run: SavedRun) -> str:
+    short, long = run.get("fct", "short_max_bytes"), run.get("fct", "long_min_bytes")
+    if not isinstance(short, int | float) or not isinstance(long, int | float):
+        return ""
+    return f"Short flows: up to {units.count(short)} B; long flows: from {units.count(long)} B."
+
+
+def _details(run: SavedRun) -> list[str]:
+    d = units.duration
+    parts = [
+        *_detail(
+            "Flow completion time by flow size",
+            _fct_rows(run),
+            [
+                ("flows", _text("label")),
+                ("count", _get(units.count, "count")),
+                ("finished", _get(units.count, "finished")),
+                ("FCT mean", _get(d, "fct_s", "mean")),
+                ("FCT p50", _get(d, "fct_s", "p50")),
+                ("FCT p99", _get(d, "fct_s", "p99")),
+                ("FCT p99.9", _get(d, "fct_s", "p999")),
+                ("FCT p99.99", _get(d, "fct_s", "p9999")),
+                ("slowdown mean", _get(units.ratio, "slowdown", "mean")),
+                ("slowdown p99", _get(units.ratio, "slowdown", "p99")),
+                ("slowdown p99.9", _get(units.ratio, "slowdown", "p999")),
+            ],
+            _fct_note(run),
+        ),
+        *_detail(
+            "Queueing delay per hop",
+            run.get("queueing", "tiers"),
+            [
+                ("tier", _text("tier")),
+                ("hop", _text("hop")),
+                ("packets", _get(units.count, "packets")),
+                ("drops", _get(units.count, "drops")),
+                ("drop fraction", _get(units.percent, "drop_fraction")),
+                ("mean", _get(d, "mean_s")),
+                ("p50", _get(d, "p50_s")),
+                ("p99", _get(d, "p99_s")),
+                ("p99.9", _get(d, "p999_s")),
+                ("max", _get(d, "max_s")),
+            ],
+            "The delay a packet waits in the queue of each tier's ports (DRILL Fig. 6c, 14c).",
+        ),
+        *_queue_details(run),
+        *_detail(
+            "Link utilisation per tier",
+            run.get("links", "tiers"),
+            [
+                ("tier", _text("tier")),
+                ("links", _get(units.count, "links")),
+                ("mean", _get(units.percent, "utilisation_mean")),
+                ("p50", _get(units.percent, "utilisation_p50")),
+                ("p99", _get(units.percent, "utilisation_p99")),
+                ("max", _get(units.percent, "utilisation_max")),
+            ],
+        ),
+        *_split_jain(run),
+        *_detail(
+            "Services",
+            run.get("services"),
+            [
+                ("service", _text("name")),
+                ("flows", _get(units.count, "flows")),
+                ("finished", _get(units.count, "finished")),
+                ("delivered", _get(units.megabytes, "delivered_bytes")),
+                ("goodput", _get(units.rate, "goodput_bps")),
+            ],
+        ),
+    ]
+    return parts or [page.paragraph("The summary holds no detail sections.", "note")]
+
+
+def _queue_details(run: SavedRun) -> list[str]:
+    kb = units.kilobytes
+    stdev = run.get("queues", "uplink_stdev")
+    rows = run.get("queues", "tiers")
+    if isinstance(stdev, dict) and isinstance(rows, list):
+        rows = [*rows, {"tier": "uplink stdev", **stdev}]
+    interval, samples = run.get("queues", "interval_s"), run.get("queues", "samples")
+    note = "Switch-port queue lengths"
+    if isinstance(interval, int | float) and isinstance(samples, int | float):
+        note += f", {units.count(samples)} samples every {units.duration(interval)}"
+    note += (
+        ". The last row is the standard deviation of queue lengths across one switch's uplinks "
+        "at one sample time: zero when the uplinks are evenly loaded (DRILL Fig. 2)."
+    )
+    return _detail(
+        "Queue lengths",
+        rows,
+        [
+            ("tier", _text("tier")),
+            ("mean", _get(kb, "mean_bytes")),
+            ("p50", _get(kb, "p50_bytes")),
+            ("p99", _get(kb, "p99_bytes")),
+            ("max", _get(kb, "max_bytes")),
+        ],
+        note,
+    )
+
+
+def _split_jain(run: SavedRun) -> list[str]:
+    split = run.get("links", "split_jain")
+    if not isinstance(split, dict):
+        return []
+    rows = [{"tier": tier, **row} for tier, row in split.items() if isinstance(row, dict)]
+    return _detail(
+        "Split fairness across uplinks",
+        rows,
+        [
+            ("tier", _text("tier")),
+            ("switches", _get(units.count, "switches")),
+            ("bins", _get(units.count, "bins")),
+            ("mean", _get(units.ratio, "mean")),
+            ("min", _get(units.ratio, "min")),
+            ("p1", _get(units.ratio, "p1")),
+            ("p50", _get(units.ratio, "p50")),
+        ],
+        "Jain's index of the bytes each switch sends on each of its uplinks per time bin, over "
+        "(switch, bin) pairs; 1 is a perfectly even split (VL2 §5.2).",
+    )
