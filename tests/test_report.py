@@ -16,10 +16,12 @@ import pytest
 from matplotlib import image
 from typer.testing import CliRunner
 
+import clos
 from clos.cli import app
 from clos.compare import key_numbers_table, load_runs, run_labels, write_comparison
 from clos.report import write_report
 from clos.run_folder import load_run
+from clos.scenario import Scenario, bundled_names
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PS = 10**12
@@ -328,3 +330,22 @@ def test_cli_on_a_corrupt_table(runner: CliRunner, results: Path):
     outcome = runner.invoke(app, ["report", str(results)])
     assert outcome.exit_code == 2, outcome.output
     assert "flows.parquet: not a readable Parquet file" in outcome.stderr
+
+
+# A bundled scenario run for 2 ms of simulated time (with queue sampling and per-link bins on, so
+# every plot has data) must give a report whose plots all exist and are not blank.
+@pytest.mark.parametrize("name", bundled_names())
+def test_report_renders_for_every_bundled_scenario(name: str, tmp_path: Path):
+    scenario = Scenario.load(
+        name, ["max_time=2ms", "output.queue_interval=10us", "output.link_timeseries=true"]
+    )
+    results = clos.run(scenario)
+    folder = results.save(tmp_path / name)
+    html = write_report(folder)
+    shown = images(html)
+    expected = {"per_hop_queueing.png", "queue_length_cdf.png", "goodput_over_time.png", "utilisation_cdf.png"}
+    if results.summary["flows"]["finished"]:  # the VL2 shuffle's 500 MB flows need > 2 ms
+        expected.add("fct_cdf.png")
+    assert expected <= {p.name for p in shown}
+    for path in shown:
+        assert_real_png(path)

@@ -23,3 +23,27 @@ def test_save_load_round_trip(tiny: Path, tmp_path: Path):
 def test_load_from_a_folder_without_results(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="missing flows.parquet, links.parquet"):
         clos.load_results(tmp_path)
+
+
+def test_frames_for_notebooks():
+    # 3 ms of the bundled web-search scenario with queue sampling and per-link bins on.
+    results = clos.run(
+        clos.Scenario.load(
+            "leaf-spine-websearch", ["stop=3ms", "output.bin=1ms", "output.link_timeseries=true"]
+        )
+    )
+    flows, links = results.flows, results.links
+    assert {"service", "ideal_fct_ps", "slowdown"} <= set(flows.columns)
+    assert {"queueing_ps", "utilisation"} <= set(links.columns)
+    # The ideal is a physical lower bound (line rate, empty shortest path): no flow beats it.
+    done = flows.filter(flows["finished"])
+    assert done.height > 0
+    assert done["slowdown"].min() >= 1.0
+    assert (done["fct_ps"] >= done["ideal_fct_ps"]).all()
+    # 10 us sampling of every switch port for 3 ms: 300 samples x (8 x 20 + 4 x 8) ports.
+    assert results.queues.height == 300 * (8 * (16 + 4) + 4 * 8)
+    # Goodput per service per bin: one service, three 1 ms bins; the bins add up to delivery.
+    assert results.timeseries.height == 3
+    assert results.timeseries["bytes"].sum() == flows["delivered"].sum()
+    assert results.link_timeseries.height == 3 * links.height
+    assert (results.link_timeseries["utilisation"] <= 1.0 + 1e-9).all()

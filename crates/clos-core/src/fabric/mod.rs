@@ -93,6 +93,13 @@ impl Ports {
         bytes_in(self.busy_until[p].saturating_sub(now), self.rate_bps[p])
     }
 
+    /// Bytes `port` has finished serialising by `now`: what it accepted minus its backlog
+    /// (`tx_bytes` counts a packet when it is accepted, which may be long before it is sent).
+    #[inline]
+    pub fn sent_bytes(&self, port: u32, now: Time) -> u64 {
+        self.tx_bytes[port as usize] - self.backlog(port, now)
+    }
+
     /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus packets
     /// that are "just entering the queue", i.e. enqueued less than their own serialisation time
     /// ago. The model of "entering" is ours: the paper only says such packets are not counted

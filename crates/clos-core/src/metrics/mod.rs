@@ -268,7 +268,8 @@ impl RunOutput<'_> {
             links.drops.push(w.ports.drops[i]);
             links.ecn_marks.push(w.ports.ecn_marks[i]);
             links.queueing_ps.push(w.ports.queueing_ps[i]);
-            links.utilisation.push(if span > 0.0 { w.ports.tx_bytes[i] as f64 * 8.0 / (p.rate_bps as f64 * span) } else { 0.0 });
+            let sent = w.ports.sent_bytes(i as u32, w.now) as f64;
+            links.utilisation.push(if span > 0.0 { sent * 8.0 / (p.rate_bps as f64 * span) } else { 0.0 });
         }
         links
     }

@@ -4,7 +4,7 @@
 //! - queue lengths of every switch port every `output.queue_interval` (DRILL samples every 10 us),
 //!   and at each sample the standard deviation of the queue lengths across each switch's
 //!   equal-cost uplinks (DRILL Fig. 2);
-//! - every link's bytes per `output.bin`, from which the utilisation distribution per tier and
+//! - every link's bytes serialised per `output.bin`, from which the utilisation distribution per tier and
 //!   Jain's index of each switch's split across its uplinks per bin (VL2 §5.2, Fig. 12) follow.
 //!   The per-link table itself is kept only if `output.link_timeseries` asks for it.
 
@@ -46,7 +46,9 @@ pub struct Recorder {
     pub link_bins: LinkBins,
     /// Start of the bin being filled, and each port's byte counter at that moment.
     bin_start: Time,
-    tx_at_bin_start: Vec<u64>,
+    sent_at_bin_start: Vec<u64>,
+    /// Scratch for the counters at the bin's end (kept to allocate nothing per bin).
+    sent_now: Vec<u64>,
     /// Utilisation per (tier, 1% step), counted over (link, bin).
     util_steps: Vec<u64>,
     /// Jain's index of the uplink split per (switch, bin with traffic), by the uplinks' tier.
@@ -73,7 +75,8 @@ impl Recorder {
             keep_link_bins,
             link_bins: LinkBins::default(),
             bin_start: 0,
-            tx_at_bin_start: vec![0; n as usize],
+            sent_at_bin_start: vec![0; n as usize],
+            sent_now: vec![0; n as usize],
             util_steps: vec![0; TIERS.len() * UTIL_STEPS],
             split_jain: vec![Vec::new(); TIERS.len()],
             tier: (0..n).map(|p| t.tier_of(p)).collect(),
@@ -101,7 +104,13 @@ impl Recorder {
         if width == 0 {
             return;
         }
-        let delta = |p: usize| ports.tx_bytes[p] - self.tx_at_bin_start[p];
+        // Bytes serialised during the bin, not accepted: a deep host queue accepts a window at
+        // once, but the link can only send at its rate.
+        for (p, s) in self.sent_now.iter_mut().enumerate() {
+            *s = ports.sent_bytes(p as u32, now);
+        }
+        let (sent, before) = (&self.sent_now, &self.sent_at_bin_start);
+        let delta = |p: usize| sent[p] - before[p];
         for p in 0..ports.len() {
             let bytes = delta(p);
             let util = bytes as f64 * 8.0 / (ports.rate_bps[p] as f64 * seconds(width));
@@ -121,7 +130,7 @@ impl Recorder {
                 self.split_jain[*tier].push(sum * sum / (ups.len() as f64 * sq));
             }
         }
-        self.tx_at_bin_start.copy_from_slice(&ports.tx_bytes);
+        std::mem::swap(&mut self.sent_now, &mut self.sent_at_bin_start);
         self.bin_start = now;
     }
 

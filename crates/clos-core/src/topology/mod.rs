@@ -47,8 +47,7 @@ pub const TIERS: [&str; 6] = ["host_up", "tor_up", "agg_up", "core_down", "agg_d
 /// The hop each tier is in DRILL's per-hop queueing figures (Fig. 6c, 14c): hop 1 is the first
 /// uplink, hop 2 the downlink from the spine/core side, the last hop the one to the host. Three-
 /// tier fabrics have a hop between each (their second uplink and their second downlink).
-pub const TIER_HOPS: [&str; 6] =
-    ["host NIC", "hop 1: ToR uplink", "agg uplink", "hop 2: spine/core downlink", "agg downlink", "last hop: ToR to host"];
+pub const TIER_HOPS: [&str; 6] = ["host NIC", "hop 1", "agg up", "hop 2", "agg down", "last hop"];
 
 /// Index into [`TIERS`] of a directed link between nodes of these roles.
 pub fn tier_index(from: Role, to: Role) -> usize {
