@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 import clos
-from clos.bench import TARGET_CPU_SECONDS, bench_files
+from clos.bench import TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.directory import app as directory_app
 from clos.progress import RunProgress
 from clos.results import Results
@@ -164,7 +164,7 @@ def bench(
         runs = []
         for path in bench_files(only):
             runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))
-        stdout.print(bench_table(runs, TARGET_CPU_SECONDS))
+        stdout.print(bench_table(runs, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES))
 
 
 # `clos report` and `clos compare` (issue 3) import their modules inside the command, not at the

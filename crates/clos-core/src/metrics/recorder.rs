@@ -57,7 +57,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(t: &Topology, queue_interval: Option<Time>, bin: Time, keep_link_bins: bool) -> Recorder {
+    /// `horizon` is when the run stops at the latest: the tables are sized for it up front (up to
+    /// a cap), so that recording allocates nothing while the simulation runs.
+    pub fn new(t: &Topology, queue_interval: Option<Time>, bin: Time, keep_link_bins: bool, horizon: Time) -> Recorder {
         let n = t.ports.len() as u32;
         let switch_ports = (0..n).filter(|&p| !t.is_host(t.ports[p as usize].from)).collect();
         let uplinks = (t.n_hosts as u32..t.nodes.len() as u32)
@@ -65,7 +67,7 @@ impl Recorder {
             .filter(|ups| ups.len() >= 2)
             .map(|ups| (t.tier_of(ups[0]), ups))
             .collect();
-        Recorder {
+        let mut r = Recorder {
             queue_interval,
             bin,
             switch_ports,
@@ -80,6 +82,33 @@ impl Recorder {
             util_steps: vec![0; TIERS.len() * UTIL_STEPS],
             split_jain: vec![Vec::new(); TIERS.len()],
             tier: (0..n).map(|p| t.tier_of(p)).collect(),
+        };
+        r.reserve(horizon);
+        r
+    }
+
+    fn reserve(&mut self, horizon: Time) {
+        /// Rows reserved per table at most; a longer run grows its tables as it goes.
+        const CAP: u64 = 1 << 24;
+        let rows = |per_step: usize, step: Time| (per_step as u64 * (horizon / step + 1)).min(CAP) as usize;
+        if let Some(interval) = self.queue_interval {
+            let n = rows(self.switch_ports.len(), interval);
+            self.queues.time_ps.reserve(n);
+            self.queues.link.reserve(n);
+            self.queues.bytes.reserve(n);
+            self.uplink_stdev.reserve(rows(self.uplinks.len(), interval));
+        }
+        for (tier, _) in &self.uplinks {
+            let n = rows(self.uplinks.iter().filter(|(t, _)| t == tier).count(), self.bin);
+            let v = &mut self.split_jain[*tier];
+            v.reserve(n.saturating_sub(v.capacity()));
+        }
+        if self.keep_link_bins {
+            let n = rows(self.tier.len(), self.bin);
+            self.link_bins.bin_start_ps.reserve(n);
+            self.link_bins.link.reserve(n);
+            self.link_bins.bytes.reserve(n);
+            self.link_bins.utilisation.reserve(n);
         }
     }
 

@@ -123,15 +123,16 @@ impl World {
         if let Some(t) = fwd.tick_interval() {
             queue.schedule(t, Event::Tick);
         }
-        let recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries);
-        if let Some(t) = recorder.queue_interval {
-            queue.schedule(t, Event::QueueSample);
-        }
-        queue.schedule(recorder.bin, Event::CloseBin);
         let max_time = match s.stop {
             Stop::At(d) => d.0.min(s.max_time.0),
             Stop::AllFlowsDone => s.max_time.0,
         };
+        let recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries, max_time);
+        if let Some(t) = recorder.queue_interval {
+            queue.schedule(t, Event::QueueSample);
+        }
+        queue.schedule(recorder.bin, Event::CloseBin);
+        let bins = (max_time / s.output.bin.0 + 1).min(1 << 20) as usize;
         Ok(World {
             topo,
             routes,
@@ -155,7 +156,8 @@ impl World {
             delivered_bytes: vec![0; n],
             flows_done: 0,
             counters: Counters::default(),
-            goodput_bins: vec![Vec::new(); generated.services.len().max(1)],
+            // Sized for the whole run so that delivering never allocates.
+            goodput_bins: (0..generated.services.len().max(1)).map(|_| Vec::with_capacity(bins)).collect(),
             bin: s.output.bin.0,
             recorder,
             output: s.output.clone(),
