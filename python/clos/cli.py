@@ -1,4 +1,5 @@
-"""The `clos` command: run and validate scenarios, compare schemes, list them, benchmark."""
+"""The `clos` command: run and validate scenarios, compare schemes, list them, benchmark, and
+report on or compare saved runs."""
 
 from __future__ import annotations
 
