@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from clos import units
-from clos.run_folder import SavedRun
+from clos.results import Results
 
-KeyNumber = tuple[str, str, Callable[[SavedRun], str]]
+KeyNumber = tuple[str, str, Callable[[Results], str]]
 
 
-def _from(fmt: Callable[[object], str], *keys: str) -> Callable[[SavedRun], str]:
-    def value(run: SavedRun) -> str:
+def summary_value(fmt: Callable[[object], str], *keys: str) -> Callable[[Results], str]:
+    """The formatted summary value at `keys` of a run (fresh or saved)."""
+
+    def value(run: Results) -> str:
         found = run.get(*keys)
         # Text where a number belongs would make the formatter raise: show it as missing.
         return fmt(found if isinstance(found, int | float) else None)
@@ -25,29 +27,29 @@ def _from(fmt: Callable[[object], str], *keys: str) -> Callable[[SavedRun], str]
 
 # (section, quantity, value): sections group the rows of the HTML and terminal tables.
 KEY_NUMBERS: list[KeyNumber] = [
-    ("flows", "flows", _from(units.count, "flows", "count")),
-    ("flows", "finished", _from(units.count, "flows", "finished")),
-    ("flows", "FCT mean", _from(units.duration, "flows", "fct_mean_s")),
-    ("flows", "FCT p50", _from(units.duration, "flows", "fct_p50_s")),
-    ("flows", "FCT p99", _from(units.duration, "flows", "fct_p99_s")),
-    ("flows", "FCT p99.9", _from(units.duration, "flows", "fct_p999_s")),
-    ("flows", "short-flow FCT p99", _from(units.duration, "fct", "short", "fct_s", "p99")),
-    ("flows", "slowdown p99", _from(units.ratio, "fct", "all", "slowdown", "p99")),
-    ("flows", "retransmits", _from(units.count, "flows", "retransmits")),
-    ("flows", "timeouts", _from(units.count, "flows", "timeouts")),
-    ("goodput", "aggregate goodput", _from(units.rate, "goodput", "aggregate_bps")),
-    ("goodput", "efficiency", _from(units.percent, "goodput", "efficiency")),
-    ("goodput", "Jain fairness", _from(units.ratio, "goodput", "jain")),
-    ("goodput", "completion time", _from(units.duration, "goodput", "completion_time_s")),
-    ("packets", "sent", _from(units.count, "packets", "sent")),
-    ("packets", "dropped", _from(units.count, "packets", "dropped")),
-    ("simulator", "events/s", _from(units.millions_per_second, "stats", "events_per_sec")),
-    ("simulator", "CPU time", _from(units.duration, "stats", "cpu_seconds")),
-    ("simulator", "peak memory", _from(units.megabytes, "stats", "peak_memory_bytes")),
+    ("flows", "flows", summary_value(units.count, "flows", "count")),
+    ("flows", "finished", summary_value(units.count, "flows", "finished")),
+    ("flows", "FCT mean", summary_value(units.duration, "flows", "fct_mean_s")),
+    ("flows", "FCT p50", summary_value(units.duration, "flows", "fct_p50_s")),
+    ("flows", "FCT p99", summary_value(units.duration, "flows", "fct_p99_s")),
+    ("flows", "FCT p99.9", summary_value(units.duration, "flows", "fct_p999_s")),
+    ("flows", "short-flow FCT p99", summary_value(units.duration, "fct", "short", "fct_s", "p99")),
+    ("flows", "slowdown p99", summary_value(units.ratio, "fct", "all", "slowdown", "p99")),
+    ("flows", "retransmits", summary_value(units.count, "flows", "retransmits")),
+    ("flows", "timeouts", summary_value(units.count, "flows", "timeouts")),
+    ("goodput", "aggregate goodput", summary_value(units.rate, "goodput", "aggregate_bps")),
+    ("goodput", "efficiency", summary_value(units.percent, "goodput", "efficiency")),
+    ("goodput", "Jain fairness", summary_value(units.ratio, "goodput", "jain")),
+    ("goodput", "completion time", summary_value(units.duration, "goodput", "completion_time_s")),
+    ("packets", "sent", summary_value(units.count, "packets", "sent")),
+    ("packets", "dropped", summary_value(units.count, "packets", "dropped")),
+    ("simulator", "events/s", summary_value(units.millions_per_second, "stats", "events_per_sec")),
+    ("simulator", "CPU time", summary_value(units.duration, "stats", "cpu_seconds")),
+    ("simulator", "peak memory", summary_value(units.megabytes, "stats", "peak_memory_bytes")),
 ]
 
 
-def rows(runs: Sequence[SavedRun]) -> list[tuple[str, ...]]:
+def rows(runs: Sequence[Results]) -> list[tuple[str, ...]]:
     """(section, quantity, one value per run); a section is named only on its first row."""
     shown, previous = [], None
     for section, quantity, value in KEY_NUMBERS:

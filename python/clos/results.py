@@ -34,6 +34,15 @@ class Results:
     timeseries: pl.DataFrame
     link_timeseries: pl.DataFrame
 
+    def get(self, *keys: str) -> Any:
+        """A value deep in the summary; None where a section is null or absent (older results)."""
+        value: Any = self.summary
+        for key in keys:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(key)
+        return value
+
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:
         """Wrap the dict `clos._core.run` returns (summary as JSON text, tables as columns)."""

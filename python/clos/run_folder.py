@@ -11,40 +11,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
-SUMMARY = "summary.json"
-TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries")
+from clos.results import SUMMARY, TABLES, Results
+
 LEGACY_GOODPUT = "goodput.parquet"
 
 
 @dataclass(frozen=True, eq=False)
-class SavedRun:
+class SavedRun(Results):
+    """`Results` read back leniently, with the folder they came from."""
+
     folder: Path
-    summary: dict[str, Any]
-    flows: pl.DataFrame
-    links: pl.DataFrame
-    queues: pl.DataFrame
-    timeseries: pl.DataFrame
-    link_timeseries: pl.DataFrame
 
     @property
     def name(self) -> str:
         """The scenario's name when the summary records it, else the folder's."""
-        scenario = self.summary.get("scenario")
-        name = scenario.get("name") if isinstance(scenario, dict) else None
+        name = self.get("scenario", "name")
         return name if isinstance(name, str) and name else self.folder.name
-
-    def get(self, *keys: str) -> Any:
-        """A value deep in the summary; None where a section is null or absent (older results)."""
-        value: Any = self.summary
-        for key in keys:
-            if not isinstance(value, dict):
-                return None
-            value = value.get(key)
-        return value
 
 
 def load_run(directory: str | Path) -> SavedRun:
@@ -65,7 +50,7 @@ def load_run(directory: str | Path) -> SavedRun:
     tables = {table: _table(folder / f"{table}.parquet") for table in TABLES}
     if tables["timeseries"].is_empty() and (folder / LEGACY_GOODPUT).is_file():
         tables["timeseries"] = _legacy_timeseries(_table(folder / LEGACY_GOODPUT))
-    return SavedRun(folder, summary, **tables)
+    return SavedRun(summary=summary, folder=folder, **tables)
 
 
 def _table(path: Path) -> pl.DataFrame:

@@ -8,22 +8,15 @@ from rich.table import Table
 from rich.text import Text
 
 from clos import units
+from clos.key_numbers import summary_value
 from clos.results import Results
 
 Metric = tuple[str, Callable[[Results], str]]
 
 
 def _summary(section: str, key: str, fmt: Callable[[object], str]) -> Callable[[Results], str]:
-    """A summary value; `section` may be a dotted path (`fct.short.slowdown`). Results saved by
-    an older clos lack newer sections: those show as missing, not as an error."""
-
-    def value(results: Results) -> str:
-        node: object = results.summary
-        for part in (*section.split("."), key):
-            node = node.get(part) if isinstance(node, dict) else None
-        return fmt(node)
-
-    return value
+    """A summary value; `section` may be a dotted path (`fct.short.slowdown`)."""
+    return summary_value(fmt, *section.split("."), key)
 
 
 def _flow_total(column: str) -> Callable[[Results], str]:
