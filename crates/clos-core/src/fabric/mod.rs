@@ -77,6 +77,12 @@ impl Ports {
         }
     }
 
+    /// Index into `TIERS` of a port's tier.
+    #[inline]
+    pub fn tier(&self, port: u32) -> usize {
+        self.tier[port as usize] as usize
+    }
+
     pub fn len(&self) -> usize {
         self.rate_bps.len()
     }
@@ -141,7 +147,7 @@ impl Ports {
         self.tx_packets[p] += 1;
         let queueing = start - now;
         self.queueing_ps[p] += queueing;
-        self.queueing.record(self.tier[p] as usize, queueing);
+        self.queueing.record(self.tier(port), queueing);
         Enqueued::Accepted { arrival: done + self.delay[p], queueing, mark }
     }
 }

@@ -67,25 +67,29 @@ impl Histograms {
     /// The `p`-th percentile (nearest rank) as its bucket's midpoint, capped at the maximum seen
     /// (which is exact: the 100th percentile is the maximum).
     pub fn percentile(&self, class: usize, p: f64) -> Option<u64> {
-        let counts = self.of(class);
-        let n: u64 = counts.iter().sum();
-        if n == 0 {
-            return None;
-        }
-        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
-        if rank >= n {
+        let (i, largest) = rank_bucket(self.of(class), p)?;
+        if largest {
             return Some(self.max[class]);
         }
-        let mut seen = 0;
-        for (i, &c) in counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                let (low, width) = bucket_range(i);
-                return Some((low + width / 2).min(self.max[class]));
-            }
-        }
-        unreachable!("rank <= total count")
+        let (low, width) = bucket_range(i);
+        Some((low + width / 2).min(self.max[class]))
     }
+}
+
+/// Index of the bucket holding the `p`-th percentile (nearest rank) of values counted per
+/// bucket, and whether that rank is the largest value; None if there are no values.
+pub fn rank_bucket(counts: &[u64], p: f64) -> Option<(usize, bool)> {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    let i = counts.iter().position(|&c| {
+        seen += c;
+        seen >= rank.min(n)
+    })?;
+    Some((i, rank >= n))
 }
 
 #[cfg(test)]

@@ -120,6 +120,11 @@ pub fn payload_fraction(p: &TcpParams, also_receives: bool) -> f64 {
     p.mss as f64 / (data + ack)
 }
 
+/// The tiers (index into `TIERS`, name) this fabric has, in the order a packet meets them.
+fn present_tiers(links: &LinkTable) -> impl Iterator<Item = (usize, &'static str)> + '_ {
+    TIERS.iter().copied().enumerate().filter(|(_, name)| links.tier.iter().any(|t| t == name))
+}
+
 impl RunOutput<'_> {
     pub fn report(&self, scenario: Value) -> Report {
         let w = self.world;
@@ -277,10 +282,7 @@ impl RunOutput<'_> {
     /// Queueing delay and drops per link tier (DRILL Fig. 6c, 14c: hop 1, hop 2, last hop).
     fn queueing_summary(&self, links: &LinkTable) -> Value {
         let h = &self.world.ports.queueing;
-        let tiers: Vec<Value> = TIERS
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| links.tier.iter().any(|t| t == *name))
+        let tiers: Vec<Value> = present_tiers(links)
             .map(|(i, name)| {
                 let of_tier = |v: &[u64]| -> u64 { (0..links.id.len()).filter(|&l| links.tier[l] == *name).map(|l| v[l]).sum() };
                 let packets = of_tier(&links.packets);
@@ -345,10 +347,7 @@ impl RunOutput<'_> {
     /// Utilisation per tier (over links, and over link-bins) and the uplink split's fairness.
     fn link_summary(&self, links: &LinkTable) -> Value {
         let r = &self.world.recorder;
-        let tiers: Vec<Value> = TIERS
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| links.tier.iter().any(|t| t == *name))
+        let tiers: Vec<Value> = present_tiers(links)
             .map(|(i, name)| {
                 let mut u: Vec<f64> = (0..links.id.len()).filter(|&l| links.tier[l] == *name).map(|l| links.utilisation[l]).collect();
                 u.sort_by(f64::total_cmp);

@@ -9,6 +9,7 @@
 //!   The per-link table itself is kept only if `output.link_timeseries` asks for it.
 
 use crate::fabric::Ports;
+use crate::metrics::histogram::rank_bucket;
 use crate::topology::{Topology, TIERS};
 use crate::units::{seconds, Time};
 
@@ -53,7 +54,6 @@ pub struct Recorder {
     util_steps: Vec<u64>,
     /// Jain's index of the uplink split per (switch, bin with traffic), by the uplinks' tier.
     pub split_jain: Vec<Vec<f64>>,
-    tier: Vec<usize>,
 }
 
 impl Recorder {
@@ -81,7 +81,6 @@ impl Recorder {
             sent_now: vec![0; n as usize],
             util_steps: vec![0; TIERS.len() * UTIL_STEPS],
             split_jain: vec![Vec::new(); TIERS.len()],
-            tier: (0..n).map(|p| t.tier_of(p)).collect(),
         };
         r.reserve(horizon);
         r
@@ -98,13 +97,15 @@ impl Recorder {
             self.queues.bytes.reserve(n);
             self.uplink_stdev.reserve(rows(self.uplinks.len(), interval));
         }
+        let mut switches = [0; TIERS.len()];
         for (tier, _) in &self.uplinks {
-            let n = rows(self.uplinks.iter().filter(|(t, _)| t == tier).count(), self.bin);
-            let v = &mut self.split_jain[*tier];
-            v.reserve(n.saturating_sub(v.capacity()));
+            switches[*tier] += 1;
+        }
+        for (v, n) in self.split_jain.iter_mut().zip(switches) {
+            v.reserve(rows(n, self.bin));
         }
         if self.keep_link_bins {
-            let n = rows(self.tier.len(), self.bin);
+            let n = rows(self.sent_now.len(), self.bin);
             self.link_bins.bin_start_ps.reserve(n);
             self.link_bins.link.reserve(n);
             self.link_bins.bytes.reserve(n);
@@ -144,7 +145,7 @@ impl Recorder {
             let bytes = delta(p);
             let util = bytes as f64 * 8.0 / (ports.rate_bps[p] as f64 * seconds(width));
             let step = ((util * 100.0).round() as usize).min(UTIL_STEPS - 1);
-            self.util_steps[self.tier[p] * UTIL_STEPS + step] += 1;
+            self.util_steps[ports.tier(p as u32) * UTIL_STEPS + step] += 1;
             if self.keep_link_bins {
                 self.link_bins.bin_start_ps.push(self.bin_start);
                 self.link_bins.link.push(p as u32);
@@ -165,18 +166,7 @@ impl Recorder {
 
     /// The `p`-th percentile of link utilisation in `tier` over (link, bin), in 1% steps.
     pub fn utilisation_percentile(&self, tier: usize, p: f64) -> Option<f64> {
-        let steps = &self.util_steps[tier * UTIL_STEPS..(tier + 1) * UTIL_STEPS];
-        let n: u64 = steps.iter().sum();
-        if n == 0 {
-            return None;
-        }
-        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        steps.iter().position(|&c| {
-            seen += c;
-            seen >= rank
-        })
-        .map(|step| step as f64 / 100.0)
+        rank_bucket(&self.util_steps[tier * UTIL_STEPS..(tier + 1) * UTIL_STEPS], p).map(|(step, _)| step as f64 / 100.0)
     }
 }
 
