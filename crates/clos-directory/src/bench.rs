@@ -289,24 +289,7 @@ async fn update_step(
         at += exponential(rng, 1.0 / rate);
     }
     while tasks.join_next().await.is_some() {}
-    let elapsed = start.elapsed().as_secs_f64();
-    let latencies = std::mem::take(&mut *latencies.lock().unwrap());
-    let failed = *failed.lock().unwrap();
-    let lag_p99 = percentiles(std::mem::take(&mut *lags.lock().unwrap())).p99;
-    let completed = latencies.len();
-    (
-        Step {
-            offered_per_s: rate,
-            completed_per_s: completed as f64 / elapsed.max(length.as_secs_f64()),
-            completed,
-            failed,
-            latency_ms: percentiles(latencies),
-            generator_lag_p99_ms: lag_p99,
-            server_cpu_s: 0.0,
-            per_server_cpu_s: 0.0,
-        },
-        count,
-    )
+    (measured(rate, length, start, &latencies, &lags, &failed), count)
 }
 
 async fn lookup_step(
@@ -346,18 +329,22 @@ async fn lookup_step(
         }
     }
     while tasks.join_next().await.is_some() {}
+    measured(rate, length, start, &latencies, &lags, &failed)
+}
+
+/// What a load step measured, once all its requests have returned. Server CPU is filled in by
+/// the caller, which owns the servers.
+fn measured(rate: f64, length: Duration, start: tokio::time::Instant, latencies: &Mutex<Vec<u32>>, lags: &Mutex<Vec<u32>>, failed: &Mutex<usize>) -> Step {
     let elapsed = start.elapsed().as_secs_f64();
     let latencies = std::mem::take(&mut *latencies.lock().unwrap());
-    let failed = *failed.lock().unwrap();
-    let lag_p99 = percentiles(std::mem::take(&mut *lags.lock().unwrap())).p99;
     let completed = latencies.len();
     Step {
         offered_per_s: rate,
         completed_per_s: completed as f64 / elapsed.max(length.as_secs_f64()),
         completed,
-        failed,
+        failed: *failed.lock().unwrap(),
         latency_ms: percentiles(latencies),
-        generator_lag_p99_ms: lag_p99,
+        generator_lag_p99_ms: percentiles(std::mem::take(&mut *lags.lock().unwrap())).p99,
         server_cpu_s: 0.0,
         per_server_cpu_s: 0.0,
     }
