@@ -32,6 +32,12 @@ pub enum Event {
     QueueSample,
     /// Close a time-series bin: per-link bytes (`output.bin`).
     CloseBin,
+    /// A scheduled failure, repair or link change (index into the resolved changes).
+    LinkChange { change: u32 },
+    /// The control plane learns of a change (after detection, or hold-down for a repair).
+    Advertise { change: u32 },
+    /// `switch` installs routing version `version`.
+    RouteInstall { switch: u32, version: u32 },
 }
 
 #[derive(Clone, Copy)]

@@ -23,6 +23,7 @@
 pub mod error;
 pub mod event;
 pub mod fabric;
+pub mod failures;
 pub mod lb;
 pub mod metrics;
 pub mod packet;

@@ -63,6 +63,9 @@ pub struct Packet {
     pub lb_tag: u32,
     /// CONGA feedback piggybacked to the destination leaf: `(uplink index + 1, metric)`; 0 = none.
     pub conga_fb: (u8, u8),
+    /// The epoch of the link it was put on (see `Ports::fail`): a packet whose link failed
+    /// while it was queued or on the wire is lost. Only kept when the scenario has failures.
+    pub epoch: u16,
     /// Hash of the flow's 5-tuple in this direction: ECMP's key, and VL2's outer source address.
     pub entropy: u64,
     /// Send time of the data segment (data) or the echoed one (ACK): RFC 7323 timestamps.

@@ -6,6 +6,7 @@
 //! normalised scenario written to `summary.json` says exactly what ran.
 
 use crate::error::{bad, Result};
+use crate::failures::{ConvergenceSpec, FailureSpec};
 use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
 use crate::transport::{Kind, TcpParams};
@@ -34,6 +35,12 @@ pub struct Scenario {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub output: OutputSpec,
+    /// Links and switches failing, degrading and recovering (see `failures`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureSpec>,
+    /// How routing reacts to them (filled in when there are failures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<ConvergenceSpec>,
 }
 
 fn default_name() -> String {
@@ -124,12 +131,44 @@ pub struct TopologySpec {
     pub hosts_per_leaf: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links_per_pair: Option<u32>,
+    /// Leaf-spine: `even` (every leaf-spine pair has `links_per_pair` links) or `imbalanced`
+    /// (DRILL Fig. 13: one more link from leaf i to spines i and i + 1 mod n).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub striping: Option<Striping>,
+    /// Leaf-spine and VL2: a ToR's host capacity over its uplink capacity; sets `fabric_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversubscription: Option<f64>,
+    /// Per-pair overrides: the number of parallel links between two named nodes and their rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkOverride>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_rate: Option<Rate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric_rate: Option<Rate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_delay: Option<Duration>,
+    /// `fabric_rate` as written, before defaults (to check it against `oversubscription`).
+    #[serde(skip)]
+    fabric_given: Option<Rate>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Striping {
+    Even,
+    Imbalanced,
+}
+
+/// `[[topology.links]]`: make the links between two nodes `count` parallel links (0 removes them)
+/// and/or give them `rate` (heterogeneous fabrics, DRILL §3.4.3).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkOverride {
+    pub between: [String; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -363,6 +402,15 @@ impl Scenario {
     pub fn normalize(&mut self) -> Result<()> {
         self.topology.normalize()?;
         self.routing.normalize()?;
+        if !self.failures.is_empty() {
+            self.convergence.get_or_insert_with(ConvergenceSpec::default);
+        }
+        if let Some(c) = &mut self.convergence {
+            c.normalize()?;
+        }
+        if !self.failures.is_empty() {
+            crate::failures::resolve(&self.failures, &self.topology.build()?, self.seed)?;
+        }
         self.transport.reorder_shim.get_or_insert(self.routing.scheme == Scheme::Presto);
         let t = &self.transport;
         if t.reorder_timeout.0 == 0 {
@@ -436,7 +484,7 @@ impl Scenario {
 }
 
 impl TopologySpec {
-    fn given(&self) -> [(&'static str, bool, &'static [TopologyKind]); 13] {
+    fn given(&self) -> [(&'static str, bool, &'static [TopologyKind]); 15] {
         use TopologyKind::*;
         [
             ("preset", self.preset.is_some(), &[Vl2]),
@@ -452,10 +500,40 @@ impl TopologySpec {
             ("spines", self.spines.is_some(), &[LeafSpine]),
             ("hosts_per_leaf", self.hosts_per_leaf.is_some(), &[LeafSpine]),
             ("links_per_pair", self.links_per_pair.is_some(), &[LeafSpine]),
+            ("striping", self.striping.is_some(), &[LeafSpine]),
+            ("oversubscription", self.oversubscription.is_some(), &[LeafSpine, Vl2]),
         ]
     }
 
+    /// Oversubscription by ratio (leaf-spine and VL2): the fabric rate at which a ToR's hosts
+    /// offer `ratio` times its uplink capacity. Also accepts a `fabric_rate` that agrees (a
+    /// normalised scenario carries both).
+    fn apply_oversubscription(&mut self, ratio: f64) -> Result<()> {
+        if !(ratio.is_finite() && ratio > 0.0) {
+            return Err(bad("topology.oversubscription", format!("must be a positive ratio such as 2.0 (for 2:1), got {ratio}")));
+        }
+        let host = self.host_rate.unwrap().0 as f64;
+        let (down, uplinks) = match self.kind {
+            TopologyKind::LeafSpine => (self.hosts_per_leaf.unwrap() as f64 * host, (self.spines.unwrap() * self.links_per_pair.unwrap()) as f64),
+            // VL2 §4.1: every ToR has two uplinks.
+            TopologyKind::Vl2 => (self.servers_per_tor.unwrap() as f64 * host, 2.0),
+            TopologyKind::FatTree => unreachable!("rejected by `given`"),
+        };
+        let rate = Rate((down / (ratio * uplinks)).round() as u64);
+        match self.fabric_given {
+            Some(given) if given != rate => Err(bad(
+                "topology.oversubscription",
+                format!("{ratio} asks for a fabric rate of {rate}, but topology.fabric_rate is {given}; give one of the two"),
+            )),
+            _ => {
+                self.fabric_rate = Some(rate);
+                Ok(())
+            }
+        }
+    }
+
     fn normalize(&mut self) -> Result<()> {
+        self.fabric_given = self.fabric_rate;
         let kind_name = serde_json::to_value(self.kind).unwrap().as_str().unwrap().to_string();
         for (field, present, kinds) in self.given() {
             if present && !kinds.contains(&self.kind) {
@@ -506,6 +584,9 @@ impl TopologySpec {
                 self.fabric_rate.get_or_insert(host);
             }
         }
+        if let Some(ratio) = self.oversubscription {
+            self.apply_oversubscription(ratio)?;
+        }
         for (r, f) in [(self.host_rate, "host_rate"), (self.fabric_rate, "fabric_rate")] {
             if r.unwrap().0 < 1_000 {
                 return Err(bad(format!("topology.{f}"), "must be at least 1Kbps"));
@@ -518,8 +599,8 @@ impl TopologySpec {
     /// Build the fabric (after `normalize`).
     pub fn build(&self) -> Result<Topology> {
         let (h, f, d) = (self.host_rate.unwrap(), self.fabric_rate.unwrap(), self.link_delay.unwrap().0);
-        let topo = match self.kind {
-            TopologyKind::Vl2 => vl2::build(
+        let mut b = match self.kind {
+            TopologyKind::Vl2 => vl2::describe(
                 &vl2::Vl2 {
                     tors: self.tors.unwrap(),
                     servers_per_tor: self.servers_per_tor.unwrap(),
@@ -530,19 +611,51 @@ impl TopologySpec {
                 f,
                 d,
             )?,
-            TopologyKind::FatTree => fat_tree::build(&fat_tree::FatTree { k: self.k.unwrap(), remove_cores: self.remove_cores.unwrap() }, h, f, d)?,
-            TopologyKind::LeafSpine => leaf_spine::build(
-                &leaf_spine::LeafSpine {
+            TopologyKind::FatTree => fat_tree::describe(&fat_tree::FatTree { k: self.k.unwrap(), remove_cores: self.remove_cores.unwrap() }, h, f, d)?,
+            TopologyKind::LeafSpine => {
+                let c = leaf_spine::LeafSpine {
                     leaves: self.leaves.unwrap(),
                     spines: self.spines.unwrap(),
                     hosts_per_leaf: self.hosts_per_leaf.unwrap(),
                     links_per_pair: self.links_per_pair.unwrap(),
-                },
-                h,
-                f,
-                d,
-            )?,
+                };
+                let mut b = leaf_spine::describe(&c, h, f, d)?;
+                if self.striping == Some(Striping::Imbalanced) {
+                    leaf_spine::stripe_imbalanced(&mut b, &c)?;
+                }
+                b
+            }
         };
+        for (i, o) in self.links.iter().flatten().enumerate() {
+            let field = format!("topology.links[{i}]");
+            let mut ends = [0; 2];
+            for (j, name) in o.between.iter().enumerate() {
+                ends[j] = b.find(name).ok_or_else(|| bad(format!("{field}.between"), format!("no node named \"{name}\" (nodes are named like h0, tor0, agg0, spine0, core0, int0)")))?;
+            }
+            if ends[0] == ends[1] {
+                return Err(bad(format!("{field}.between"), "names the same node twice"));
+            }
+            if o.count.is_none() && o.rate.is_none() {
+                return Err(bad(field, "give `count`, `rate` or both"));
+            }
+            if o.rate.is_some_and(|r| r.0 < 1_000) {
+                return Err(bad(format!("{field}.rate"), "must be at least 1Kbps"));
+            }
+            let existed = b.set_links(ends[0], ends[1], o.count, o.rate);
+            if existed == 0 && o.count.is_none() {
+                return Err(bad(field, format!("there is no link between {} and {}; give `count` to add one", o.between[0], o.between[1])));
+            }
+        }
+        let topo = b.build();
+        if let Some(bad_host) = (0..topo.n_hosts).find(|&h| topo.ports_of(h as u32).len() != 1) {
+            return Err(bad("topology.links", format!("host {} must keep exactly one link to its ToR", topo.nodes[bad_host].name)));
+        }
+        if let Some((a, z)) = topo.disconnected_tors() {
+            return Err(bad(
+                "topology.links",
+                format!("{} cannot reach {}: the fabric is disconnected; keep at least one path between every pair of ToRs", topo.nodes[a as usize].name, topo.nodes[z as usize].name),
+            ));
+        }
         if topo.n_hosts > 1 << 20 {
             return Err(bad("topology", format!("{} hosts is more than the supported 1,048,576", topo.n_hosts)));
         }

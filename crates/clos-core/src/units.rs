@@ -193,6 +193,18 @@ impl TryFrom<Written> for Rate {
     }
 }
 
+impl std::fmt::Display for Rate {
+    /// The largest unit that writes it exactly (`40Gbps`, `2500Mbps`), else bits per second.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (div, unit) in [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
+            if self.0 >= div && self.0 % div == 0 {
+                return write!(f, "{}{unit}", self.0 / div);
+            }
+        }
+        write!(f, "{}bps", self.0)
+    }
+}
+
 impl From<Rate> for u64 {
     fn from(r: Rate) -> u64 {
         r.0

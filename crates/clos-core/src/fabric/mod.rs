@@ -40,6 +40,11 @@ pub struct Ports {
     pub queueing_ps: Vec<u64>,
     /// Queueing delays per tier.
     pub queueing: Histograms,
+    /// Incremented when a port's link fails and when it is repaired: odd means down.
+    pub epoch: Vec<u16>,
+    /// Packets lost because the link was down: offered to it, or queued on or crossing it when
+    /// it failed (counted on the port they were lost at).
+    pub link_losses: Vec<u64>,
 }
 
 /// What happened to a packet offered to a port.
@@ -74,6 +79,8 @@ impl Ports {
             tier: (0..n as u32).map(|p| t.tier_of(p) as u8).collect(),
             queueing_ps: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
+            epoch: vec![0; n],
+            link_losses: vec![0; n],
         }
     }
 
@@ -118,6 +125,46 @@ impl Ports {
             b.saturating_sub(self.entering[p])
         } else {
             b
+        }
+    }
+
+    #[inline]
+    pub fn is_down(&self, port: u32) -> bool {
+        self.epoch[port as usize] & 1 == 1
+    }
+
+    /// The port's link fails at `now`: everything queued on it is lost (the packets find out
+    /// when they would have arrived: their epoch is stale), and so is whatever is offered to it
+    /// until it is repaired. The lost backlog never counts as sent.
+    pub fn fail(&mut self, port: u32, now: Time) {
+        let p = port as usize;
+        if self.is_down(port) {
+            return;
+        }
+        let backlog = self.backlog(port, now);
+        self.tx_bytes[p] -= backlog;
+        self.busy_until[p] = now;
+        self.entering[p] = 0;
+        self.entering_until[p] = now;
+        self.epoch[p] = self.epoch[p].wrapping_add(1);
+    }
+
+    /// The link's rate changes at `now` (a degraded link, or its repair). Packets already queued
+    /// keep the departure times they were given; the backlog they represent is re-expressed at
+    /// the new rate so that queue lengths, drops and marks stay consistent from now on.
+    pub fn set_rate(&mut self, port: u32, rate_bps: u64, now: Time) {
+        let p = port as usize;
+        let backlog = self.backlog(port, now);
+        self.rate_bps[p] = rate_bps;
+        self.busy_until[p] = now + tx_time(backlog, rate_bps);
+        self.entering[p] = 0;
+        self.entering_until[p] = now;
+    }
+
+    /// The port's link is repaired.
+    pub fn repair(&mut self, port: u32) {
+        if self.is_down(port) {
+            self.epoch[port as usize] = self.epoch[port as usize].wrapping_add(1);
         }
     }
 

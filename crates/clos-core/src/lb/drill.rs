@@ -37,6 +37,8 @@ pub struct Drill {
     rng: Stream,
     /// `drill-flow`: (switch, flow) -> port.
     pinned: Option<PreHashedMap<u32>>,
+    /// Whether routing splits next hops into symmetric components (`routing.decompose`).
+    decompose: bool,
 }
 
 impl Drill {
@@ -59,6 +61,7 @@ impl Drill {
             sample: Vec::with_capacity(128),
             rng: streams.stream(),
             pinned: (spec.scheme == super::Scheme::DrillFlow).then(PreHashedMap::default),
+            decompose: spec.decompose != Some(false),
         }
     }
 
@@ -72,14 +75,31 @@ impl Drill {
         (self.ingress_index[via as usize] as u64 * self.engines as u64 / degree as u64) as u32
     }
 
+    /// Routing interned new groups: give them (empty) memory.
+    pub fn on_routes_changed(&mut self, routes: &Routes) {
+        self.memory.resize(routes.distinct_groups() * (self.engines * self.m) as usize, EMPTY);
+    }
+
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let (g, group) = f.group_for(switch, pkt);
+        let (mut g, mut group) = f.group_for(switch, pkt);
         if group.len() == 1 {
             return group[0];
         }
         let key = mix64(pkt.entropy ^ (switch as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        if let Some(&port) = self.pinned.as_ref().and_then(|p| p.get(&key)) {
+        if self.decompose {
+            // §3.4.2: hash the flow to a symmetric component by weight, then DRILL inside it.
+            let classes = f.routes.split_toward_tor(switch, f.dst_tor_index(pkt));
+            if classes.len() > 1 {
+                g = super::pick_class(classes, key);
+                group = f.routes.group(g);
+                if group.len() == 1 {
+                    return group[0];
+                }
+            }
+        }
+        // A pin survives only while its port is still a next hop (routing may have changed).
+        if let Some(&port) = self.pinned.as_ref().and_then(|p| p.get(&key)).filter(|p| group.contains(p)) {
             return port;
         }
         let engine = self.engine(f.topo, switch, pkt.via);
@@ -196,6 +216,7 @@ mod tests {
             sample: vec![],
             rng: Streams::new(9).stream(),
             pinned: None,
+            decompose: false,
         };
         let mut rng = Streams::new(10).stream();
         let mut q = [0u64; 3];

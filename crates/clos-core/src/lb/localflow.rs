@@ -112,6 +112,16 @@ impl LocalFlow {
         }
     }
 
+    /// Routing changed: rules may name ports that are no longer next hops. Forget them; the
+    /// next round rebuilds them from the new groups (meanwhile flows take the ECMP default).
+    pub fn forget_rules(&mut self) {
+        for sw in &mut self.switches {
+            sw.index.clear();
+            sw.rules.clear();
+            sw.keys.clear();
+        }
+    }
+
     /// One round of the control loop at every switch.
     pub fn schedule(&mut self, f: &Fabric) {
         self.rounds += 1;

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::fabric::Ports;
 use crate::packet::Packet;
 use crate::rng::Streams;
-use crate::routing::Routes;
+use crate::routing::{Class, Routes, SplitMode};
 use crate::topology::Topology;
 use crate::units::Time;
 use params::RoutingSpec;
@@ -137,7 +137,7 @@ impl Forwarder {
             Scheme::Presto => Forwarder::Presto(presto::Presto::new(spec, mss, streams)),
             Scheme::Letflow => Forwarder::Letflow(flowlet::LetFlow::new(spec, topo, streams)),
             Scheme::Conga => Forwarder::Conga(conga::Conga::new(spec, topo, routes, streams)),
-            Scheme::Wcmp => Forwarder::Wcmp(wcmp::Wcmp::new(spec, topo, routes, streams)?),
+            Scheme::Wcmp => Forwarder::Wcmp(wcmp::Wcmp::new(topo, streams)),
         })
     }
 
@@ -183,6 +183,17 @@ impl Forwarder {
         }
     }
 
+    /// Routing installed new groups (a failure or repair): grow per-group state, drop state
+    /// that may point at ports no longer in a group.
+    pub fn on_routes_changed(&mut self, f: &Fabric) {
+        match self {
+            Forwarder::Spray(s) => s.on_routes_changed(f.routes),
+            Forwarder::Drill(d) => d.on_routes_changed(f.routes),
+            Forwarder::Localflow(l) => l.forget_rules(),
+            _ => {}
+        }
+    }
+
     /// Period of the scheme's control loop, if it has one.
     pub fn tick_interval(&self) -> Option<Time> {
         match self {
@@ -212,6 +223,24 @@ impl Forwarder {
             _ => serde_json::json!({}),
         }
     }
+}
+
+/// How the scheme wants routing's table entries split into weighted classes.
+pub fn split_mode(spec: &RoutingSpec, topo: &Topology) -> Result<SplitMode> {
+    Ok(match spec.scheme {
+        Scheme::Drill | Scheme::DrillFlow if spec.decompose != Some(false) => SplitMode::Components,
+        Scheme::Wcmp => SplitMode::PerPort { fixed: wcmp::fixed_weights(spec, topo)? },
+        Scheme::Presto if spec.weighted != Some(false) => SplitMode::PerPort { fixed: None },
+        _ => SplitMode::None,
+    })
+}
+
+/// Pick a class of a split by a hash, in proportion to the classes' weights.
+#[inline]
+pub fn pick_class(classes: &[Class], hash: u64) -> u32 {
+    let total = classes[classes.len() - 1].cumulative;
+    let r = ((hash as u128 * total as u128) >> 64) as u64;
+    classes[classes.partition_point(|c| c.cumulative <= r)].group
 }
 
 /// Pick one of `group` with a hash, by multiply-shift (no modulo bias worth mentioning, no division).

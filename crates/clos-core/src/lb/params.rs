@@ -60,6 +60,12 @@ pub struct RoutingSpec {
     /// WCMP: weights overriding the default (each link's capacity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<Vec<LinkWeight>>,
+    /// DRILL: split next hops into symmetric components first (DRILL §3.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decompose: Option<bool>,
+    /// Presto: weigh paths by capacity (Presto's weighted multipathing after failures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted: Option<bool>,
 }
 
 /// One documented scheme parameter.
@@ -84,11 +90,13 @@ pub const PARAMS: &[Param] = &[
     Param { name: "dre_period", schemes: &[Conga], default: "16us", doc: "DRE decrement period T_dre (CONGA §3.2)" },
     Param { name: "dre_alpha", schemes: &[Conga], default: "0.1", doc: "DRE decrement factor; tau = T_dre / alpha (CONGA §3.2)" },
     Param { name: "dre_bits", schemes: &[Conga], default: "3", doc: "bits of the quantised congestion metric (CONGA §3.2)" },
-    Param { name: "weights", schemes: &[Wcmp], default: "link capacity", doc: "list of {from, to, weight} overriding per-link weights" },
+    Param { name: "weights", schemes: &[Wcmp], default: "path capacity", doc: "list of {from, to, weight} fixing per-link weights (default: the capacity of the shortest paths through each next hop)" },
+    Param { name: "decompose", schemes: &[Drill, DrillFlow], default: "true", doc: "hash flows to symmetric components (Quiver), then DRILL inside one (DRILL §3.4)" },
+    Param { name: "weighted", schemes: &[Presto], default: "true", doc: "flowcells over paths in proportion to path capacity, not plain round robin (Presto's weighted multipathing)" },
 ];
 
 impl RoutingSpec {
-    fn given(&self) -> [(&'static str, bool); 12] {
+    fn given(&self) -> [(&'static str, bool); 14] {
         [
             ("d", self.d.is_some()),
             ("m", self.m.is_some()),
@@ -102,6 +110,8 @@ impl RoutingSpec {
             ("dre_alpha", self.dre_alpha.is_some()),
             ("dre_bits", self.dre_bits.is_some()),
             ("weights", self.weights.is_some()),
+            ("decompose", self.decompose.is_some()),
+            ("weighted", self.weighted.is_some()),
         ]
     }
 
@@ -129,6 +139,7 @@ impl RoutingSpec {
             if d > 64 || m > 64 {
                 return Err(bad("routing.d", "d and m above 64 are not supported (DRILL uses small values, e.g. (2, 1))"));
             }
+            self.decompose.get_or_insert(true);
             if e == 0 || e > 1024 {
                 return Err(bad("routing.engines", format!("must be between 1 and 1024, got {e}")));
             }
@@ -141,6 +152,9 @@ impl RoutingSpec {
             if !(1..=1 << 24).contains(&t) {
                 return Err(bad("routing.flowlet_table", format!("must be between 1 and 16777216 entries, got {t}")));
             }
+        }
+        if uses("weighted") {
+            self.weighted.get_or_insert(true);
         }
         if uses("flowcell") && self.flowcell.get_or_insert(ByteSize(64 * 1024)).0 == 0 {
             return Err(bad("routing.flowcell", "must be positive"));

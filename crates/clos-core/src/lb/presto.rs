@@ -19,12 +19,14 @@ pub struct Presto {
     flowcell: u64,
     mss: u64,
     salt: u64,
+    /// Weighted multipathing: routing's per-port split gives integer path-capacity weights.
+    weighted: bool,
 }
 
 impl Presto {
     pub fn new(spec: &RoutingSpec, mss: u32, streams: &mut Streams) -> Self {
         let mut s = streams.stream();
-        Presto { flowcell: spec.flowcell.map_or(65536, |b| b.0), mss: mss as u64, salt: next_u64(&mut s) }
+        Presto { flowcell: spec.flowcell.map_or(65536, |b| b.0), mss: mss as u64, salt: next_u64(&mut s), weighted: spec.weighted != Some(false) }
     }
 
     /// The host agent labels a packet with its flowcell's path.
@@ -35,8 +37,19 @@ impl Presto {
         pkt.lb_tag = offset.wrapping_add(cell);
     }
 
+    /// Weighted: the label is a mixed-radix number whose digit at this switch is in units of
+    /// weight (0..total), so flowcells visit next hops in proportion to their weights; with
+    /// equal weights (reduced to 1 each) this is exactly the unweighted rotation.
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
+        let classes = f.routes.split_toward_tor(switch, f.dst_tor_index(pkt));
+        if self.weighted && !classes.is_empty() {
+            let total = classes[classes.len() - 1].cumulative;
+            let digit = pkt.lb_tag as u64 % total;
+            pkt.lb_tag = (pkt.lb_tag as u64 / total) as u32;
+            let g = classes[classes.partition_point(|c| c.cumulative <= digit)].group;
+            return f.routes.group(g)[0];
+        }
         let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));
         let n = group.len() as u32;
         let port = group[(pkt.lb_tag % n) as usize];

@@ -33,6 +33,10 @@ impl Spray {
         Spray { mode, next: vec![0; routes.distinct_groups()], rng: streams.stream() }
     }
 
+    pub fn on_routes_changed(&mut self, routes: &Routes) {
+        self.next.resize(routes.distinct_groups(), 0);
+    }
+
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
         let (g, group) = f.group_for(switch, pkt);

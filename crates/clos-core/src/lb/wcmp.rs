@@ -10,58 +10,45 @@ use super::{params::RoutingSpec, Fabric};
 use crate::error::{bad, Result};
 use crate::packet::Packet;
 use crate::rng::Streams;
-use crate::routing::Routes;
 use crate::topology::Topology;
-use std::collections::HashMap;
 
 pub struct Wcmp {
     ecmp: Ecmp,
-    /// Cumulative weights, laid out like the routes' group storage.
-    cumulative: Vec<u64>,
+}
+
+/// `routing.weights` as a per-port table (links not listed weigh their capacity in Mb/s), or
+/// `None` when not given: then routing derives weights from path capacities.
+pub fn fixed_weights(spec: &RoutingSpec, topo: &Topology) -> Result<Option<Vec<u64>>> {
+    let Some(list) = &spec.weights else { return Ok(None) };
+    let mut weight: Vec<u64> = topo.ports.iter().map(|p| (p.rate_bps / 1_000_000).max(1)).collect();
+    for (i, w) in list.iter().enumerate() {
+        let lookup = |field: &str, name: &str| {
+            topo.node_named(name).ok_or_else(|| bad(format!("routing.weights[{i}].{field}"), format!("no switch named \"{name}\" (switches are named like {})", topo.example_switch_names())))
+        };
+        let (a, b) = (lookup("from", &w.from)?, lookup("to", &w.to)?);
+        let mut found = false;
+        for p in topo.ports_of(a).filter(|&p| topo.ports[p as usize].to == b) {
+            weight[p as usize] = w.weight as u64;
+            found = true;
+        }
+        if !found {
+            return Err(bad(format!("routing.weights[{i}]"), format!("there is no link from {} to {}", w.from, w.to)));
+        }
+    }
+    Ok(Some(weight))
 }
 
 impl Wcmp {
-    pub fn new(spec: &RoutingSpec, topo: &Topology, routes: &Routes, streams: &mut Streams) -> Result<Self> {
-        let mut weight: Vec<u64> = topo.ports.iter().map(|p| p.rate_bps / 1_000_000).map(|w| w.max(1)).collect();
-        if let Some(list) = &spec.weights {
-            let ids: HashMap<&str, u32> = topo.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
-            let lookup = |i: usize, field: &str, name: &str| {
-                ids.get(name).copied().ok_or_else(|| {
-                    let example: Vec<&str> = topo.nodes.iter().skip(topo.n_hosts).take(3).map(|n| n.name.as_str()).collect();
-                    bad(format!("routing.weights[{i}].{field}"), format!("no switch named \"{name}\" (switches are named like {})", example.join(", ")))
-                })
-            };
-            for (i, w) in list.iter().enumerate() {
-                let (a, b) = (lookup(i, "from", &w.from)?, lookup(i, "to", &w.to)?);
-                let mut found = false;
-                for p in topo.ports_of(a).filter(|&p| topo.ports[p as usize].to == b) {
-                    weight[p as usize] = w.weight as u64;
-                    found = true;
-                }
-                if !found {
-                    return Err(bad(format!("routing.weights[{i}]"), format!("there is no link from {} to {}", w.from, w.to)));
-                }
-            }
-        }
-        let mut cumulative = vec![0; routes.group_storage_len()];
-        for g in 0..routes.distinct_groups() as u32 {
-            let off = routes.group_offset(g);
-            let mut sum = 0;
-            for (i, &p) in routes.group(g).iter().enumerate() {
-                sum += weight[p as usize];
-                cumulative[off + i] = sum;
-            }
-        }
-        Ok(Wcmp { ecmp: Ecmp::new(topo, streams), cumulative })
+    pub fn new(topo: &Topology, streams: &mut Streams) -> Self {
+        Wcmp { ecmp: Ecmp::new(topo, streams) }
     }
 
+    /// Routing's per-port split (`SplitMode::PerPort`) holds the weights; pick by flow hash.
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let (g, group) = f.group_for(switch, pkt);
-        let cum = &self.cumulative[f.routes.group_offset(g)..f.routes.group_offset(g) + group.len()];
-        let total = cum[group.len() - 1];
-        let r = ((self.ecmp.hash(switch, pkt.entropy) as u128 * total as u128) >> 64) as u64;
-        group[cum.partition_point(|&c| c <= r)]
+        let classes = f.routes.split_toward_tor(switch, f.dst_tor_index(pkt));
+        let g = super::pick_class(classes, self.ecmp.hash(switch, pkt.entropy));
+        f.routes.group(g)[0]
     }
 }
 
@@ -72,6 +59,7 @@ mod tests {
     use crate::lb::params::LinkWeight;
     use crate::lb::Scheme;
     use crate::rng::mix64;
+    use crate::routing::Routes;
     use crate::topology::leaf_spine::{build, LeafSpine};
     use crate::units::Rate;
 
@@ -80,11 +68,11 @@ mod tests {
     #[test]
     fn wcmp_splits_in_the_ratio_of_its_weights() {
         let t = build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(1), Rate(1), 0).unwrap();
-        let routes = Routes::compute(&t);
         let ports = Ports::new(&t, u64::MAX, None);
         let leaf = t.host_tor[0];
+        let routes0 = Routes::compute(&t);
         let name = |n: u32| t.nodes[n as usize].name.clone();
-        let g = routes.toward_tor(leaf, 1).to_vec();
+        let g = routes0.toward_tor(leaf, 1).to_vec();
         let (s0, s1) = (t.ports[g[0] as usize].to, t.ports[g[1] as usize].to);
         let spec = RoutingSpec {
             scheme: Scheme::Wcmp,
@@ -94,7 +82,9 @@ mod tests {
             ]),
             ..Default::default()
         };
-        let mut w = Wcmp::new(&spec, &t, &routes, &mut Streams::new(4)).unwrap();
+        let mode = crate::lb::split_mode(&spec, &t).unwrap();
+        let routes = Routes::with_state(&t, &crate::routing::LinkState::all_up(&t), mode);
+        let mut w = Wcmp::new(&t, &mut Streams::new(4));
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let n = 40_000;
         let on_s0 = (0..n)
@@ -110,13 +100,12 @@ mod tests {
     #[test]
     fn unknown_switch_names_are_reported_with_the_field() {
         let t = build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(1), Rate(1), 0).unwrap();
-        let routes = Routes::compute(&t);
         let spec = RoutingSpec {
             scheme: Scheme::Wcmp,
             weights: Some(vec![LinkWeight { from: "nope".into(), to: "x".into(), weight: 1 }]),
             ..Default::default()
         };
-        let e = Wcmp::new(&spec, &t, &routes, &mut Streams::new(4)).err().unwrap().to_string();
+        let e = fixed_weights(&spec, &t).err().unwrap().to_string();
         assert!(e.contains("routing.weights[0].from") && e.contains("nope"), "{e}");
     }
 }

@@ -1,47 +1,235 @@
-//! Shortest-path next-hop groups, computed once into dense tables.
+//! Shortest-path next-hop groups, computed into dense tables.
 //!
 //! For every switch and every destination ToR, the group is the set of ports whose far end is one
 //! hop closer to that ToR (all equal-cost next hops; parallel links count separately). A second
 //! table gives, for VLB, the ports one hop closer to the nearest top-tier switch (VL2's
 //! Intermediate anycast address, §4.2.2). Identical groups are stored once, so the per-packet
 //! lookup is two array reads and the tables stay small at 8,192 hosts.
+//!
+//! Routing follows a [`LinkState`]: the links the control plane believes are up, and their
+//! capacities. When it changes (a failure has been detected, a restored link advertised), a new
+//! set of [`Tables`] is computed and each switch installs its own row when the link-state model
+//! says it has converged (`sim/failures.rs`); until then it forwards with its old row. Groups
+//! from every version share one store, so a group id stays valid (and names one switch's port
+//! set) for the whole run.
+//!
+//! Schemes that weigh their choices ask for a [`SplitMode`]: every table entry then also names a
+//! *split*, a list of (group, weight) classes a flow is hashed to before the scheme picks a port
+//! in the class: WCMP's and Presto's per-port path capacities (`weights.rs`), or DRILL's
+//! symmetric components (`quiver.rs`).
+
+pub mod quiver;
+pub mod weights;
 
 use crate::topology::{Role, Topology};
 use std::collections::{HashMap, VecDeque};
 
 const UNREACHABLE: u32 = u32::MAX;
 
+/// What the control plane believes about every physical link: its capacity, 0 when down.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkState {
+    pub rate: Vec<u64>,
+}
+
+impl LinkState {
+    /// Every link up at its built rate.
+    pub fn all_up(t: &Topology) -> LinkState {
+        LinkState { rate: t.links.iter().map(|l| t.ports[l[0] as usize].rate_bps).collect() }
+    }
+    #[inline]
+    pub fn port_up(&self, t: &Topology, port: u32) -> bool {
+        self.rate[t.link_of[port as usize] as usize] > 0
+    }
+    #[inline]
+    pub fn port_rate(&self, t: &Topology, port: u32) -> u64 {
+        self.rate[t.link_of[port as usize] as usize]
+    }
+}
+
+/// How table entries are split into weighted classes (see the module comment).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SplitMode {
+    None,
+    /// One class per port, weighted by the capacity of the shortest paths through it, or by
+    /// fixed per-port weights when given (WCMP `routing.weights`).
+    PerPort { fixed: Option<Vec<u64>> },
+    /// DRILL's symmetric components, weighted by their paths' aggregate capacity (DRILL §3.4).
+    Components,
+}
+
+/// One routing version: every switch's row.
+pub struct Tables {
+    to_tor: Vec<u32>,
+    to_core: Vec<u32>,
+    split: Vec<u32>,
+}
+
+/// One class of a split: a group and the cumulative weight up to and including it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Class {
+    pub group: u32,
+    pub cumulative: u64,
+}
+
 pub struct Routes {
     /// Flat storage of all distinct groups' ports.
     ports: Vec<u32>,
     /// Group `g` is `ports[start[g]..start[g + 1]]`.
     start: Vec<u32>,
-    /// `to_tor[switch_index * n_tors + tor_index]` = group id.
+    group_ids: HashMap<Vec<u32>, u32>,
+    /// `to_tor[switch_index * n_tors + tor_index]` = group id (the installed rows).
     to_tor: Vec<u32>,
     /// `to_core[switch_index]` = group id toward the nearest top-tier switch (empty at the top).
     to_core: Vec<u32>,
+    /// `split[switch_index * n_tors + tor_index]` = split id (empty under `SplitMode::None`).
+    split: Vec<u32>,
+    classes: Vec<Class>,
+    split_start: Vec<u32>,
+    split_ids: HashMap<Vec<Class>, u32>,
+    mode: SplitMode,
     n_tors: usize,
     n_hosts: usize,
+    tors: Vec<u32>,
+    /// Whether an installed row has an empty group toward some ToR (a partitioned fabric).
+    pub has_holes: bool,
 }
 
 impl Routes {
+    /// Every link up, no splits.
     pub fn compute(t: &Topology) -> Routes {
-        let mut interner = GroupInterner::default();
+        Routes::with_state(t, &LinkState::all_up(t), SplitMode::None)
+    }
+
+    pub fn with_state(t: &Topology, state: &LinkState, mode: SplitMode) -> Routes {
+        let mut r = Routes {
+            ports: Vec::new(),
+            start: vec![0],
+            group_ids: HashMap::new(),
+            to_tor: Vec::new(),
+            to_core: Vec::new(),
+            split: Vec::new(),
+            classes: Vec::new(),
+            split_start: vec![0],
+            split_ids: HashMap::new(),
+            mode,
+            n_tors: t.tors.len(),
+            n_hosts: t.n_hosts,
+            tors: t.tors.clone(),
+            has_holes: false,
+        };
+        let tables = r.tables(t, state);
+        r.to_tor = tables.to_tor.clone();
+        r.to_core = tables.to_core.clone();
+        r.split = tables.split.clone();
+        r.has_holes = r.find_holes();
+        r
+    }
+
+    /// The rows every switch would install for `state` (interning any new groups).
+    pub fn tables(&mut self, t: &Topology, state: &LinkState) -> Tables {
         let n_sw = t.n_switches();
         let n_tors = t.tors.len();
+        let up = |p: u32| state.port_up(t, p);
         let mut to_tor = vec![0u32; n_sw * n_tors];
+        let mut dists = Vec::with_capacity(n_tors);
         for (ti, &tor) in t.tors.iter().enumerate() {
-            let dist = switch_distances(t, &[tor]);
+            let dist = switch_distances(t, &[tor], &up);
             for s in 0..n_sw {
                 let node = (t.n_hosts + s) as u32;
-                to_tor[s * n_tors + ti] = interner.intern(closer_ports(t, node, &dist));
+                to_tor[s * n_tors + ti] = self.intern(closer_ports(t, node, &dist, &up));
             }
+            dists.push(dist);
         }
         let cores: Vec<u32> = (0..t.nodes.len() as u32).filter(|&n| t.role(n) == Role::Core).collect();
-        let dist = switch_distances(t, &cores);
-        let to_core =
-            (0..n_sw).map(|s| interner.intern(closer_ports(t, (t.n_hosts + s) as u32, &dist))).collect();
-        Routes { ports: interner.ports, start: interner.start, to_tor, to_core, n_tors, n_hosts: t.n_hosts }
+        let dist = switch_distances(t, &cores, &up);
+        let to_core = (0..n_sw).map(|s| self.intern(closer_ports(t, (t.n_hosts + s) as u32, &dist, &up))).collect();
+        let split = match self.mode.clone() {
+            SplitMode::None => Vec::new(),
+            SplitMode::PerPort { fixed } => {
+                let mut split = vec![0; n_sw * n_tors];
+                for (ti, dist) in dists.iter().enumerate() {
+                    let w = weights::port_weights(t, state, dist, fixed.as_deref());
+                    for s in 0..n_sw {
+                        let group = self.group(to_tor[s * n_tors + ti]).to_vec();
+                        let classes: Vec<(Vec<u32>, u64)> = group.iter().map(|&p| (vec![p], w[p as usize])).collect();
+                        split[s * n_tors + ti] = self.intern_split(classes);
+                    }
+                }
+                split
+            }
+            SplitMode::Components => {
+                let q = quiver::Quiver::build(t, state, &dists);
+                let mut split = vec![0; n_sw * n_tors];
+                for ti in 0..n_tors {
+                    for s in 0..n_sw {
+                        let node = (t.n_hosts + s) as u32;
+                        let classes = q.components(t, state, node, ti, &dists[ti]);
+                        split[s * n_tors + ti] = self.intern_split(classes);
+                    }
+                }
+                split
+            }
+        };
+        Tables { to_tor, to_core, split }
+    }
+
+    /// Switch `switch` installs its row of `tables`.
+    pub fn install(&mut self, switch: u32, tables: &Tables) {
+        let s = switch as usize - self.n_hosts;
+        let row = s * self.n_tors..(s + 1) * self.n_tors;
+        self.to_tor[row.clone()].copy_from_slice(&tables.to_tor[row.clone()]);
+        if !self.split.is_empty() {
+            self.split[row.clone()].copy_from_slice(&tables.split[row]);
+        }
+        self.to_core[s] = tables.to_core[s];
+        self.has_holes = self.find_holes();
+    }
+
+    /// Whether switch `switch`'s installed row equals its row in `tables`.
+    pub fn installed(&self, switch: u32, tables: &Tables) -> bool {
+        let s = switch as usize - self.n_hosts;
+        let row = s * self.n_tors..(s + 1) * self.n_tors;
+        self.to_tor[row.clone()] == tables.to_tor[row] && self.to_core[s] == tables.to_core[s]
+    }
+
+    fn find_holes(&self) -> bool {
+        self.to_tor.iter().enumerate().any(|(i, &g)| {
+            let node = (self.n_hosts + i / self.n_tors) as u32;
+            self.start[g as usize] == self.start[g as usize + 1] && self.tors[i % self.n_tors] != node
+        })
+    }
+
+    fn intern(&mut self, group: Vec<u32>) -> u32 {
+        if let Some(&g) = self.group_ids.get(&group) {
+            return g;
+        }
+        let g = (self.start.len() - 1) as u32;
+        self.ports.extend_from_slice(&group);
+        self.start.push(self.ports.len() as u32);
+        self.group_ids.insert(group, g);
+        g
+    }
+
+    /// Intern a split from (ports, weight) classes; weights are reduced by their gcd, so that
+    /// equal classes get weight 1 each (Presto consumes them as a mixed radix).
+    fn intern_split(&mut self, classes: Vec<(Vec<u32>, u64)>) -> u32 {
+        let g = classes.iter().fold(0, |g, c| gcd(g, c.1)).max(1);
+        let mut sum = 0;
+        let mut list = Vec::with_capacity(classes.len());
+        for (ports, w) in classes {
+            sum += w / g;
+            let group = self.intern(ports);
+            list.push(Class { group, cumulative: sum });
+        }
+        if let Some(&id) = self.split_ids.get(&list) {
+            return id;
+        }
+        let id = (self.split_start.len() - 1) as u32;
+        self.classes.extend_from_slice(&list);
+        self.split_start.push(self.classes.len() as u32);
+        self.split_ids.insert(list, id);
+        id
     }
 
     /// Equal-cost ports at `switch` toward ToR number `tor_index`.
@@ -55,6 +243,16 @@ impl Routes {
     #[inline]
     pub fn group_toward_tor(&self, switch: u32, tor_index: u32) -> u32 {
         self.to_tor[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize]
+    }
+
+    /// The weighted classes at `switch` toward ToR `tor_index` (requires a split mode).
+    #[inline]
+    pub fn split_toward_tor(&self, switch: u32, tor_index: u32) -> &[Class] {
+        if self.split.is_empty() {
+            return &[];
+        }
+        let id = self.split[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize] as usize;
+        &self.classes[self.split_start[id] as usize..self.split_start[id + 1] as usize]
     }
 
     #[inline]
@@ -89,32 +287,17 @@ impl Routes {
     }
 }
 
-#[derive(Default)]
-struct GroupInterner {
-    ports: Vec<u32>,
-    start: Vec<u32>,
-    ids: HashMap<Vec<u32>, u32>,
-}
-
-impl GroupInterner {
-    fn intern(&mut self, group: Vec<u32>) -> u32 {
-        if self.start.is_empty() {
-            self.start.push(0);
-        }
-        if let Some(&g) = self.ids.get(&group) {
-            return g;
-        }
-        let g = (self.start.len() - 1) as u32;
-        self.ports.extend_from_slice(&group);
-        self.start.push(self.ports.len() as u32);
-        self.ids.insert(group, g);
-        g
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
-/// Hop distance from every node to the nearest of `sources`, walking switch-to-switch links only
-/// (hosts never forward).
-fn switch_distances(t: &Topology, sources: &[u32]) -> Vec<u32> {
+/// Hop distance from every node to the nearest of `sources`, walking switch-to-switch links
+/// that are `up` only (hosts never forward).
+pub fn switch_distances(t: &Topology, sources: &[u32], up: &dyn Fn(u32) -> bool) -> Vec<u32> {
     let mut dist = vec![UNREACHABLE; t.nodes.len()];
     let mut q = VecDeque::new();
     for &s in sources {
@@ -124,7 +307,7 @@ fn switch_distances(t: &Topology, sources: &[u32]) -> Vec<u32> {
     while let Some(n) = q.pop_front() {
         for p in t.ports_of(n) {
             let m = t.ports[p as usize].to;
-            if !t.is_host(m) && dist[m as usize] == UNREACHABLE {
+            if !t.is_host(m) && dist[m as usize] == UNREACHABLE && up(p) {
                 dist[m as usize] = dist[n as usize] + 1;
                 q.push_back(m);
             }
@@ -133,12 +316,13 @@ fn switch_distances(t: &Topology, sources: &[u32]) -> Vec<u32> {
     dist
 }
 
-fn closer_ports(t: &Topology, node: u32, dist: &[u32]) -> Vec<u32> {
+/// The ports of `node` that are up and lead one hop closer (by `dist`).
+pub fn closer_ports(t: &Topology, node: u32, dist: &[u32], up: &dyn Fn(u32) -> bool) -> Vec<u32> {
     let d = dist[node as usize];
     if d == 0 || d == UNREACHABLE {
         return Vec::new();
     }
-    t.ports_of(node).filter(|&p| dist[t.ports[p as usize].to as usize] == d - 1).collect()
+    t.ports_of(node).filter(|&p| up(p) && dist[t.ports[p as usize].to as usize] == d - 1).collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
 mod arrivals;
+pub mod failures;
 mod host;
 
 use crate::error::{Error, Result};
@@ -16,7 +17,7 @@ use crate::metrics::recorder::Recorder;
 use crate::metrics::{Counters, RunOutput};
 use crate::packet::{PacketPool, FLAG_CE};
 use crate::rng::{mix64, Streams};
-use crate::routing::Routes;
+use crate::routing::{LinkState, Routes};
 use crate::scenario::{OutputSpec, Scenario, Stop};
 use crate::topology::Topology;
 use crate::transport::receiver::Receiver;
@@ -80,6 +81,8 @@ pub struct World {
     max_time: Time,
     /// `run_until` returns when `events` reaches this (see `run_with_progress`).
     pause_at: u64,
+    /// Failures and the control plane (`failures.rs`); `None` costs nothing per packet.
+    pub faults: Option<Box<failures::Faults>>,
 }
 
 /// How far a run has got, for progress bars.
@@ -109,8 +112,16 @@ impl World {
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
         let flows = generated.flows;
-        let routes = Routes::compute(&topo);
-        let ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
+        let mut ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
+        let (faults, state) = if s.failures.is_empty() {
+            (None, LinkState::all_up(&topo))
+        } else {
+            let changes = crate::failures::resolve(&s.failures, &topo, s.seed)?;
+            let spec = s.convergence.clone().expect("normalised with failures");
+            let (f, state) = failures::Faults::new(&topo, changes, spec, &mut ports, s.seed);
+            (Some(Box::new(f)), state)
+        };
+        let routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         let params = s.tcp_params();
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
@@ -132,6 +143,13 @@ impl World {
             queue.schedule(t, Event::QueueSample);
         }
         queue.schedule(recorder.bin, Event::CloseBin);
+        if let Some(f) = &faults {
+            for (i, at) in f.change_times() {
+                if at > 0 {
+                    queue.schedule(at, Event::LinkChange { change: i });
+                }
+            }
+        }
         let bins = (max_time / s.output.bin.0 + 1).min(1 << 20) as usize;
         Ok(World {
             topo,
@@ -166,6 +184,7 @@ impl World {
             stop: s.stop,
             max_time,
             pause_at: u64::MAX,
+            faults,
         })
     }
 
@@ -223,6 +242,9 @@ impl World {
             self.events += 1;
             match ev {
                 Event::Arrive { node, pkt } => {
+                    if self.faults.is_some() && self.lost_in_transit(pkt) {
+                        continue;
+                    }
                     if self.topo.is_host(node) {
                         self.host_receive(pkt);
                     } else {
@@ -253,6 +275,9 @@ impl World {
                     self.recorder.close_bin(&self.ports, self.now);
                     self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
                 }
+                Event::LinkChange { change } => self.on_link_change(change),
+                Event::Advertise { change } => self.on_advertise(change),
+                Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
             }
             if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
                 break;
@@ -295,14 +320,27 @@ impl World {
         let pkt = self.pool.get_mut(h);
         pkt.hops += 1;
         if pkt.hops > MAX_HOPS {
-            debug_assert!(false, "forwarding loop");
+            // Transient micro-loops are possible while switches hold different routing
+            // versions; with a fixed fabric a loop is a bug.
+            debug_assert!(self.faults.is_some(), "forwarding loop");
+            if let Some(f) = self.faults.as_mut() {
+                f.looped += 1;
+            }
             self.pool.free(h);
             self.counters.dropped += 1;
             return;
         }
         let dst = pkt.dst as usize;
+        let at_destination = self.topo.host_tor[dst] == node;
+        if !at_destination && self.routes.has_holes && self.no_route(node, h) {
+            self.faults.as_mut().expect("holes only after failures").unroutable += 1;
+            self.pool.free(h);
+            self.counters.dropped += 1;
+            return;
+        }
+        let pkt = self.pool.get_mut(h);
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-        let port = if self.topo.host_tor[dst] == node {
+        let port = if at_destination {
             self.fwd.at_destination_tor(&f, node, pkt);
             pkt.encap = 0;
             self.topo.host_down_port[dst]
@@ -314,8 +352,53 @@ impl World {
         self.transmit(port, h);
     }
 
+    /// Whether routing has no next hop for the packet at `node` (a partitioned fabric).
+    fn no_route(&self, node: u32, h: u32) -> bool {
+        let pkt = self.pool.get(h);
+        if pkt.encap == 2 && self.topo.role(node) != crate::topology::Role::Core {
+            return self.routes.toward_core(node).is_empty();
+        }
+        let tor = self.topo.tor_index[self.topo.host_tor[pkt.dst as usize] as usize];
+        self.routes.toward_tor(node, tor).is_empty()
+    }
+
+    /// A packet arriving over a link that failed since it was sent, or lost to the link's loss
+    /// rate, is dropped and counted.
+    fn lost_in_transit(&mut self, h: u32) -> bool {
+        let pkt = self.pool.get(h);
+        let via = pkt.via;
+        let lost = if self.ports.epoch[via as usize] != pkt.epoch {
+            self.ports.link_losses[via as usize] += 1;
+            true
+        } else if self.faults.as_mut().expect("checked by the caller").lossy_drop(via) {
+            self.faults.as_mut().unwrap().lost_to_loss += 1;
+            true
+        } else {
+            false
+        };
+        if lost {
+            self.pool.free(h);
+            self.counters.dropped += 1;
+        }
+        lost
+    }
+
     /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
     fn transmit(&mut self, port: u32, h: u32) {
+        if let Some(f) = self.faults.as_mut() {
+            if self.ports.is_down(port) {
+                let from = self.topo.ports[port as usize].from;
+                let to = self.ports.peer[port as usize];
+                if !self.topo.is_host(from) && !self.topo.is_host(to) && f.converged() {
+                    f.into_failed_converged += 1;
+                }
+                self.ports.link_losses[port as usize] += 1;
+                self.pool.free(h);
+                self.counters.dropped += 1;
+                return;
+            }
+            self.pool.get_mut(h).epoch = self.ports.epoch[port as usize];
+        }
         let pkt = self.pool.get_mut(h);
         pkt.via = port;
         match self.ports.enqueue(port, pkt.wire_bytes(), pkt.has(crate::packet::FLAG_ECT), self.now) {

@@ -22,6 +22,11 @@ pub fn cores_per_group(k: u32, remove: u32) -> Vec<u32> {
 }
 
 pub fn build(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<Topology> {
+    Ok(describe(c, host_rate, fabric_rate, delay)?.build())
+}
+
+/// The fabric's nodes and links, before lowering (scenario link overrides apply here).
+pub fn describe(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
     if c.k < 2 || c.k % 2 != 0 {
         return Err(bad("topology.k", format!("must be an even number >= 2, got {}", c.k)));
     }
@@ -55,7 +60,7 @@ pub fn build(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Re
             b.link(agg, core, fabric_rate);
         }
     }
-    Ok(b.build())
+    Ok(b)
 }
 
 #[cfg(test)]

@@ -14,6 +14,11 @@ pub struct LeafSpine {
 }
 
 pub fn build(c: &LeafSpine, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<Topology> {
+    Ok(describe(c, host_rate, fabric_rate, delay)?.build())
+}
+
+/// The fabric's nodes and links, before lowering (scenario link overrides apply here).
+pub fn describe(c: &LeafSpine, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
     for (v, f) in [(c.leaves, "leaves"), (c.spines, "spines"), (c.hosts_per_leaf, "hosts_per_leaf")] {
         if v == 0 {
             return Err(bad(format!("topology.{f}"), "must be at least 1"));
@@ -37,7 +42,23 @@ pub fn build(c: &LeafSpine, host_rate: Rate, fabric_rate: Rate, delay: Time) -> 
             }
         }
     }
-    Ok(b.build())
+    Ok(b)
+}
+
+/// DRILL's imbalanced striping (§4, Fig. 13): leaf i gets one more link to spines i mod n and
+/// (i + 1) mod n, so it has two links to those and one to every other spine.
+pub fn stripe_imbalanced(b: &mut FabricBuilder, c: &LeafSpine) -> Result<()> {
+    if c.spines < 2 {
+        return Err(bad("topology.striping", "imbalanced striping needs at least 2 spines"));
+    }
+    for l in 0..c.leaves {
+        for s in [l % c.spines, (l + 1) % c.spines] {
+            let (leaf, spine) = (b.find(&format!("tor{l}")).expect("leaf"), b.find(&format!("spine{s}")).expect("spine"));
+            let n = b.set_links(leaf, spine, None, None) as u32;
+            b.set_links(leaf, spine, Some(n + 1), None);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -99,6 +99,10 @@ pub struct Topology {
     pub tors: Vec<u32>,
     /// For each node, its index in `tors`, or `u32::MAX`.
     pub tor_index: Vec<u32>,
+    /// The physical (full-duplex) link each port belongs to; failures act on links.
+    pub link_of: Vec<u32>,
+    /// Each physical link's two ports: `[a -> b, b -> a]`.
+    pub links: Vec<[u32; 2]>,
 }
 
 impl Topology {
@@ -126,6 +130,40 @@ impl Topology {
     pub fn is_uplink(&self, port: u32) -> bool {
         matches!(TIERS[self.tier_of(port)], "tor_up" | "agg_up")
     }
+    /// A node by name (`tor3`, `spine0`, `h12` ...).
+    pub fn node_named(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
+
+    /// A few switch names, for error messages that show what names look like.
+    pub fn example_switch_names(&self) -> String {
+        let names: Vec<&str> = self.nodes.iter().skip(self.n_hosts).take(3).map(|n| n.name.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// The physical links between two nodes (parallel links in declaration order).
+    pub fn links_between(&self, a: u32, b: u32) -> Vec<u32> {
+        self.ports_of(a).filter(|&p| self.ports[p as usize].to == b).map(|p| self.link_of[p as usize]).collect()
+    }
+
+    /// Two ToRs that cannot reach each other over switch links, if any (an impossible fabric).
+    pub fn disconnected_tors(&self) -> Option<(u32, u32)> {
+        let &first = self.tors.first()?;
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![first];
+        seen[first as usize] = true;
+        while let Some(n) = stack.pop() {
+            for p in self.ports_of(n) {
+                let m = self.ports[p as usize].to;
+                if !self.is_host(m) && !seen[m as usize] {
+                    seen[m as usize] = true;
+                    stack.push(m);
+                }
+            }
+        }
+        self.tors.iter().find(|&&t| !seen[t as usize]).map(|&t| (first, t))
+    }
+
     /// Total host-link capacity in one direction.
     pub fn host_capacity_bps(&self) -> u64 {
         (0..self.n_hosts as u32).map(|h| self.ports[self.port_start[h as usize] as usize].rate_bps).sum()
@@ -161,16 +199,76 @@ impl FabricBuilder {
         self.links.push((a, b, rate.0));
     }
 
+    /// A node added so far, by name.
+    pub fn find(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
+
+    /// Make the links between `a` and `b` (either way round) `count` parallel links (keeping
+    /// their rate unless `rate` is given); `count` 0 removes them. Returns how many there were.
+    pub fn set_links(&mut self, a: u32, b: u32, count: Option<u32>, rate: Option<Rate>) -> usize {
+        let between = |&(x, y, _): &(u32, u32, u64)| (x == a && y == b) || (x == b && y == a);
+        let existing: Vec<usize> = (0..self.links.len()).filter(|&i| between(&self.links[i])).collect();
+        let n = existing.len();
+        let old_rate = existing.first().map(|&i| self.links[i].2);
+        if let Some(r) = rate {
+            for &i in &existing {
+                self.links[i].2 = r.0;
+            }
+        }
+        if let Some(c) = count {
+            let rate = rate.map(|r| r.0).or(old_rate).unwrap_or(self.default_rate(a, b));
+            if (c as usize) < n {
+                let drop: Vec<usize> = existing[c as usize..].to_vec();
+                let mut i = 0;
+                self.links.retain(|_| {
+                    let keep = !drop.contains(&i);
+                    i += 1;
+                    keep
+                });
+            } else {
+                for _ in n..c as usize {
+                    self.links.push((a, b, rate));
+                }
+            }
+        }
+        n
+    }
+
+    /// Rate for a link between two nodes that had none: what the fabric uses between their roles.
+    fn default_rate(&self, a: u32, b: u32) -> u64 {
+        let roles = |x: u32, y: u32| (self.nodes[x as usize].role, self.nodes[y as usize].role);
+        let want = roles(a, b);
+        self.links
+            .iter()
+            .find(|&&(x, y, _)| roles(x, y) == want || roles(y, x) == want)
+            .or(self.links.iter().find(|&&(x, y, _)| self.nodes[x as usize].role != Role::Host && self.nodes[y as usize].role != Role::Host))
+            .map_or(1_000_000_000, |l| l.2)
+    }
+
     pub fn build(self) -> Topology {
         let n_hosts = self.nodes.iter().take_while(|n| n.role == Role::Host).count();
         assert!(self.nodes[n_hosts..].iter().all(|n| n.role != Role::Host), "hosts must come first");
-        let mut ports: Vec<Port> = Vec::with_capacity(self.links.len() * 2);
-        for &(a, b, rate) in &self.links {
-            ports.push(Port { from: a, to: b, rate_bps: rate, delay: self.delay });
-            ports.push(Port { from: b, to: a, rate_bps: rate, delay: self.delay });
+        let mut ports: Vec<(Port, u32)> = Vec::with_capacity(self.links.len() * 2);
+        for (l, &(a, b, rate)) in self.links.iter().enumerate() {
+            ports.push((Port { from: a, to: b, rate_bps: rate, delay: self.delay }, l as u32));
+            ports.push((Port { from: b, to: a, rate_bps: rate, delay: self.delay }, l as u32));
         }
         // Stable sort: a node's ports keep the order its links were declared in.
-        ports.sort_by_key(|p| p.from);
+        ports.sort_by_key(|p| p.0.from);
+        let link_of: Vec<u32> = ports.iter().map(|p| p.1).collect();
+        let ports: Vec<Port> = ports.into_iter().map(|p| p.0).collect();
+        let mut links = vec![[u32::MAX; 2]; self.links.len()];
+        for (p, &l) in link_of.iter().enumerate() {
+            let side = usize::from(links[l as usize][0] != u32::MAX);
+            links[l as usize][side] = p as u32;
+        }
+        // `[a -> b, b -> a]` in declaration order of the link's ends.
+        for (l, &(a, _, _)) in self.links.iter().enumerate() {
+            if ports[links[l][0] as usize].from != a {
+                links[l].swap(0, 1);
+            }
+        }
         let mut port_start = vec![0u32; self.nodes.len() + 1];
         for p in &ports {
             port_start[p.from as usize + 1] += 1;
@@ -194,7 +292,7 @@ impl FabricBuilder {
         for (i, &t) in tors.iter().enumerate() {
             tor_index[t as usize] = i as u32;
         }
-        Topology { nodes: self.nodes, n_hosts, ports, port_start, host_tor, host_down_port, tors, tor_index }
+        Topology { nodes: self.nodes, n_hosts, ports, port_start, host_tor, host_down_port, tors, tor_index, link_of, links }
     }
 }
 

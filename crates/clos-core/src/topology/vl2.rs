@@ -42,6 +42,11 @@ pub fn tor_uplinks(t: u32, aggs: u32) -> [u32; 2] {
 }
 
 pub fn build(c: &Vl2, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<Topology> {
+    Ok(describe(c, host_rate, fabric_rate, delay)?.build())
+}
+
+/// The fabric's nodes and links, before lowering (scenario link overrides apply here).
+pub fn describe(c: &Vl2, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
     for (v, f) in [(c.tors, "tors"), (c.servers_per_tor, "servers_per_tor"), (c.intermediates, "intermediates")] {
         if v == 0 {
             return Err(bad(format!("topology.{f}"), "must be at least 1"));
@@ -69,7 +74,7 @@ pub fn build(c: &Vl2, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result
             b.link(a, i, fabric_rate);
         }
     }
-    Ok(b.build())
+    Ok(b)
 }
 
 #[cfg(test)]

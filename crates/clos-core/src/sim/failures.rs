@@ -1,0 +1,241 @@
+//! Failures in the running fabric, and the link-state control plane (see `crate::failures`).
+//!
+//! A change happens physically at its time: a failed link loses what it holds and whatever is
+//! offered to it ([`Ports::fail`]), a degraded link serialises at its new rate, a lossy link
+//! drops packets at random as they arrive. Routing learns later: after `detection` (plus
+//! `hold_down` for a repair) a new routing version is computed from the advertised link state,
+//! and every switch installs it `propagation` x (hops from the changed link) + `install` later.
+//! Until then it forwards with its old row, into the failed link if that is where its tables
+//! point: those packets are lost and counted, as in a real network.
+
+use super::World;
+use crate::event::Event;
+use crate::failures::{Change, ConvergenceMode, ConvergenceSpec, What};
+use crate::fabric::Ports;
+use crate::lb::Fabric;
+use crate::rng::{unit, Stream, Streams};
+use crate::routing::{switch_distances, LinkState, Tables};
+use crate::topology::Topology;
+use crate::units::Time;
+
+/// What happened to one change, for the summary's timeline.
+#[derive(Clone, Debug, Default)]
+pub struct ChangeRecord {
+    pub at: Time,
+    pub source: usize,
+    pub what: String,
+    pub links: usize,
+    /// When routing learned of it (None: not a routing event, or not yet).
+    pub advertised: Option<Time>,
+    /// When the last switch installed the tables that reflect it.
+    pub converged: Option<Time>,
+}
+
+pub struct Faults {
+    changes: Vec<Change>,
+    spec: ConvergenceSpec,
+    /// The rate each link was built with (what a repair restores).
+    built_rate: Vec<u64>,
+    /// What the control plane believes (routing's input).
+    advertised: LinkState,
+    /// Routing versions not yet installed everywhere, and how many switches still must.
+    versions: Vec<Option<(Tables, u32, usize)>>,
+    installed: Vec<u32>,
+    /// Advertisements scheduled but not yet made.
+    pending_adverts: u32,
+    /// Per-port probability that a packet crossing it is lost.
+    loss: Vec<f64>,
+    rng: Stream,
+    pub records: Vec<ChangeRecord>,
+    pub lost_to_loss: u64,
+    pub unroutable: u64,
+    pub looped: u64,
+    /// Packets a switch sent into a failed switch-to-switch link while routing had converged.
+    pub into_failed_converged: u64,
+}
+
+impl Faults {
+    /// Changes at time 0 are part of the starting fabric: applied to `ports` and `state` now,
+    /// so routing starts converged around them. The rest are scheduled by the caller.
+    pub fn new(t: &Topology, changes: Vec<Change>, spec: ConvergenceSpec, ports: &mut Ports, seed: u64) -> (Faults, LinkState) {
+        let built_rate: Vec<u64> = t.links.iter().map(|l| t.ports[l[0] as usize].rate_bps).collect();
+        let mut f = Faults {
+            records: changes
+                .iter()
+                .map(|c| ChangeRecord { at: c.at, source: c.source, what: describe(c.what), links: c.links.len(), ..Default::default() })
+                .collect(),
+            changes,
+            spec,
+            advertised: LinkState { rate: built_rate.clone() },
+            built_rate,
+            versions: Vec::new(),
+            installed: vec![0; t.nodes.len()],
+            pending_adverts: 0,
+            loss: vec![0.0; t.ports.len()],
+            rng: Streams::new(seed ^ 0x4c4f_5353_4c4f_5353).stream(),
+            lost_to_loss: 0,
+            unroutable: 0,
+            looped: 0,
+            into_failed_converged: 0,
+        };
+        for i in 0..f.changes.len() {
+            if f.changes[i].at == 0 {
+                f.apply(t, i, ports, 0);
+                f.advertise(i);
+                f.records[i].advertised = Some(0);
+                f.records[i].converged = Some(0);
+            }
+        }
+        let state = f.advertised.clone();
+        (f, state)
+    }
+
+    /// Each change's index and time (the caller schedules those after time 0).
+    pub fn change_times(&self) -> Vec<(u32, Time)> {
+        self.changes.iter().enumerate().map(|(i, c)| (i as u32, c.at)).collect()
+    }
+
+    /// Whether the control plane has caught up with every change so far.
+    pub fn converged(&self) -> bool {
+        self.pending_adverts == 0 && self.versions.iter().all(|v| v.is_none())
+    }
+
+    /// Physical effect of change `i` at `now`.
+    fn apply(&mut self, t: &Topology, i: usize, ports: &mut Ports, now: Time) {
+        let c = &self.changes[i];
+        for &l in &c.links {
+            for p in t.links[l as usize] {
+                match c.what {
+                    What::Down => ports.fail(p, now),
+                    What::Up => ports.repair(p),
+                    What::Rate(r) => ports.set_rate(p, r, now),
+                    What::Restore => ports.set_rate(p, self.built_rate[l as usize], now),
+                    What::Loss(x) => self.loss[p as usize] = x,
+                }
+            }
+        }
+    }
+
+    /// Change `i` enters the advertised link state.
+    fn advertise(&mut self, i: usize) {
+        let c = &self.changes[i];
+        for &l in &c.links {
+            let l = l as usize;
+            match c.what {
+                What::Down => self.advertised.rate[l] = 0,
+                What::Up | What::Restore => self.advertised.rate[l] = self.built_rate[l],
+                What::Rate(r) => self.advertised.rate[l] = r,
+                What::Loss(_) => {}
+            }
+        }
+    }
+
+    /// Whether a packet arriving over `via` is lost to the link's loss rate.
+    #[inline]
+    pub fn lossy_drop(&mut self, via: u32) -> bool {
+        let p = self.loss[via as usize];
+        p > 0.0 && unit(&mut self.rng) < p
+    }
+}
+
+fn describe(w: What) -> String {
+    match w {
+        What::Down => "down".into(),
+        What::Up => "up".into(),
+        What::Rate(r) => format!("degrade to {}", crate::units::Rate(r)),
+        What::Restore => "rate restored".into(),
+        What::Loss(x) => format!("loss {x}"),
+    }
+}
+
+impl World {
+    /// A scheduled change happens.
+    pub(super) fn on_link_change(&mut self, i: u32) {
+        let now = self.now;
+        let f = self.faults.as_mut().expect("changes only with failures");
+        f.apply(&self.topo, i as usize, &mut self.ports, now);
+        let c = &f.changes[i as usize];
+        if matches!(c.what, What::Loss(_)) {
+            return; // invisible to routing
+        }
+        match f.spec.mode {
+            ConvergenceMode::Ideal => self.on_advertise(i),
+            ConvergenceMode::LinkState => {
+                let mut delay = f.spec.detection.unwrap().0;
+                if c.what == What::Up {
+                    delay += f.spec.hold_down.unwrap().0;
+                }
+                f.pending_adverts += 1;
+                self.queue.schedule(now + delay, Event::Advertise { change: i });
+            }
+        }
+    }
+
+    /// The control plane learns of change `i`: a new routing version, installed switch by
+    /// switch as the news floods out from the changed links.
+    pub(super) fn on_advertise(&mut self, i: u32) {
+        let now = self.now;
+        let f = self.faults.as_mut().expect("adverts only with failures");
+        if f.spec.mode == ConvergenceMode::LinkState {
+            f.pending_adverts -= 1;
+        }
+        f.advertise(i as usize);
+        f.records[i as usize].advertised = Some(now);
+        let tables = self.routes.tables(&self.topo, &f.advertised);
+        {
+            let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
+            self.fwd.on_routes_changed(&fabric);
+        }
+        let switches = self.topo.n_hosts as u32..self.topo.nodes.len() as u32;
+        if f.spec.mode == ConvergenceMode::Ideal {
+            for s in switches {
+                self.routes.install(s, &tables);
+            }
+            f.records[i as usize].converged = Some(now);
+            return;
+        }
+        // Hop distance of every switch from the changed links' switch ends, over the links up
+        // now: how far the news floods.
+        let mut ends: Vec<u32> = Vec::new();
+        for &l in &f.changes[i as usize].links {
+            for p in self.topo.links[l as usize] {
+                let n = self.topo.ports[p as usize].from;
+                let n = if self.topo.is_host(n) { self.topo.host_tor[n as usize] } else { n };
+                if !ends.contains(&n) {
+                    ends.push(n);
+                }
+            }
+        }
+        let adv = &f.advertised;
+        let topo = &self.topo;
+        let dist = switch_distances(topo, &ends, &|p| adv.port_up(topo, p));
+        let (prop, install) = (f.spec.propagation.unwrap().0, f.spec.install.unwrap().0);
+        let version = f.versions.len() as u32 + 1;
+        let n = switches.len() as u32;
+        f.versions.push(Some((tables, n, i as usize)));
+        for s in switches {
+            let hops = dist[s as usize];
+            // A switch cut off from the news still recomputes from its own adjacencies.
+            let hops = if hops == u32::MAX { 0 } else { hops as u64 };
+            self.queue.schedule(now + prop * hops + install, Event::RouteInstall { switch: s, version });
+        }
+    }
+
+    /// `switch` installs routing `version` (older versions arriving late are ignored).
+    pub(super) fn on_route_install(&mut self, switch: u32, version: u32) {
+        let now = self.now;
+        let f = self.faults.as_mut().expect("installs only with failures");
+        let slot = &mut f.versions[version as usize - 1];
+        let (tables, left, change) = slot.as_mut().expect("a version is kept until every switch installed it");
+        if version > f.installed[switch as usize] {
+            self.routes.install(switch, tables);
+            f.installed[switch as usize] = version;
+        }
+        *left -= 1;
+        if *left == 0 {
+            let change = *change;
+            *slot = None;
+            f.records[change].converged = Some(now);
+        }
+    }
+}
