@@ -206,6 +206,7 @@ impl RunOutput<'_> {
             "services": self.service_summary(&flows),
             "load_balancer": w.load_balancer_stats(),
             "reorder_shim": w.shim_stats().map(|(held, timeouts)| json!({"held": held, "timeouts": timeouts})),
+            "failures": w.failure_summary(),
             "workload": w.workload_summary,
             "goodput": {
                 "completion_time_s": w.all_done().then(|| seconds(active)),

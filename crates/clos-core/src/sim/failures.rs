@@ -239,3 +239,35 @@ impl World {
         }
     }
 }
+
+impl World {
+    /// The summary's `failures` section: what was lost and why, and when routing caught up
+    /// with each change. `None` without failures.
+    pub fn failure_summary(&self) -> Option<serde_json::Value> {
+        use crate::units::seconds;
+        let f = self.faults.as_ref()?;
+        let timeline: Vec<serde_json::Value> = f
+            .records
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "at_s": seconds(r.at),
+                    "failure": r.source,
+                    "what": r.what,
+                    "links": r.links,
+                    "advertised_s": r.advertised.map(seconds),
+                    "converged_s": r.converged.map(seconds),
+                })
+            })
+            .collect();
+        Some(serde_json::json!({
+            "lost_on_failed_links": self.ports.link_losses.iter().sum::<u64>(),
+            "lost_to_link_loss": f.lost_to_loss,
+            "unroutable": f.unroutable,
+            "looped": f.looped,
+            "sent_into_failed_links_after_convergence": f.into_failed_converged,
+            "links_down_at_end": (0..self.topo.links.len()).filter(|&l| self.ports.is_down(self.topo.links[l][0])).count(),
+            "timeline": timeline,
+        }))
+    }
+}
