@@ -48,3 +48,17 @@ def test_workload_examples_run_at_a_small_size(toml_text):
     packets = results.summary["packets"]
     assert packets["sent"] == packets["delivered"] + packets["dropped"] + packets["in_flight"]
     assert results.summary["flows"]["count"] > 0
+
+
+FAILURES = (ROOT / "docs" / "failures.md").read_text()
+
+
+@pytest.mark.parametrize("toml_text", blocks("toml", FAILURES), ids=lambda t: t.split("\n")[0])
+def test_failure_examples_run_and_count_their_losses(toml_text):
+    results = clos.run(tomllib.loads(toml_text))
+    packets = results.summary["packets"]
+    assert packets["sent"] == packets["delivered"] + packets["dropped"] + packets["in_flight"]
+    failures = results.summary["failures"]
+    assert failures["sent_into_failed_links_after_convergence"] == 0
+    assert failures["lost_on_failed_links"] + failures["lost_to_link_loss"] > 0
+    assert [e["what"] for e in failures["timeline"]] == ["down", "loss 0.01", "up"]
