@@ -279,3 +279,65 @@ fn bad_failures_are_named() {
     assert!(err(json!({"switch": "spine0", "at": "2ms", "until": "1ms"})).starts_with("failures[0].until"));
     assert!(err(json!({"link": ["tor0", "spine0"], "index": 3})).starts_with("failures[0].index"));
 }
+
+/// Oversubscription by ratio sets the fabric rate: 20 hosts x 10 Gb/s over 4 spine links at 2:1
+/// is 25 Gb/s per link; VL2's testbed at 1:1 is its own 10 Gb/s (20 x 1 Gb/s over 2 uplinks).
+/// A normalised scenario keeps both fields and normalises again to itself.
+#[test]
+fn oversubscription_sets_the_fabric_rate() {
+    let s = scenario(
+        json!({"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 20, "oversubscription": 2.0},
+               "workload": {"kind": "permutation", "bytes": "1KB"}}),
+        json!({}),
+    );
+    assert_eq!(s.topology.fabric_rate, Some(Rate(25_000_000_000)));
+    let again = clos_core::scenario::Scenario::from_json(&s.to_json()).unwrap();
+    assert_eq!(again.to_json(), s.to_json());
+    let v = scenario(json!({"topology": {"kind": "vl2", "preset": "testbed", "oversubscription": 1.0}, "workload": {"kind": "shuffle", "bytes": "1KB"}}), json!({}));
+    assert_eq!(v.topology.fabric_rate, Some(Rate(10_000_000_000)));
+    let err = |t: Value| {
+        clos_core::scenario::Scenario::from_json(&json!({"topology": t, "workload": {"kind": "permutation", "bytes": "1KB"}}).to_string()).unwrap_err().to_string()
+    };
+    assert!(err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 20, "oversubscription": 2.0, "fabric_rate": "40Gbps"})).starts_with("topology.oversubscription"));
+    assert!(err(json!({"kind": "fat_tree", "k": 4, "oversubscription": 2.0})).starts_with("topology.oversubscription: applies to"));
+    assert!(err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 2, "oversubscription": -1.0})).starts_with("topology.oversubscription"));
+}
+
+/// Link overrides: rates and counts change, and a fabric they would disconnect is refused.
+#[test]
+fn link_overrides_change_rates_and_counts_and_refuse_a_disconnected_fabric() {
+    let base = |links: Value| json!({"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 1, "links": links},
+                                     "workload": {"kind": "permutation", "bytes": "1KB"}});
+    let s = scenario(base(json!([{"between": ["tor0", "spine1"], "count": 3, "rate": "40Gbps"}])), json!({}));
+    let t = s.topology.build().unwrap();
+    let (l0, s1) = (t.node_named("tor0").unwrap(), t.node_named("spine1").unwrap());
+    let links = t.links_between(l0, s1);
+    assert_eq!(links.len(), 3);
+    assert!(links.iter().all(|&l| t.ports[t.links[l as usize][0] as usize].rate_bps == 40_000_000_000));
+    let err = |links: Value| clos_core::scenario::Scenario::from_json(&base(links).to_string()).unwrap_err().to_string();
+    assert!(err(json!([{"between": ["tor0", "spine0"], "count": 0}, {"between": ["tor0", "spine1"], "count": 0}])).contains("cannot reach"));
+    assert!(err(json!([{"between": ["tor0", "spine7"], "count": 1}])).starts_with("topology.links[0].between"));
+    assert!(err(json!([{"between": ["tor0", "tor1"], "rate": "1Gbps"}])).contains("no link between tor0 and tor1"));
+    assert!(err(json!([{"between": ["tor0", "spine0"]}])).contains("give `count`, `rate` or both"));
+}
+
+/// Random failures pick distinct links of the named tier, the same ones for the same seed.
+#[test]
+fn random_failures_pick_distinct_links_of_a_tier_reproducibly() {
+    let t = fat_tree::build(&fat_tree::FatTree { k: 8, remove_cores: 0 }, Rate(1_000), Rate(1_000), 0).unwrap();
+    let spec: Vec<clos_core::failures::FailureSpec> =
+        serde_json::from_value(json!([{"random": {"count": 10, "tier": "agg_up"}}])).unwrap();
+    let a = clos_core::failures::resolve(&spec, &t, 7).unwrap();
+    let b = clos_core::failures::resolve(&spec, &t, 7).unwrap();
+    let c = clos_core::failures::resolve(&spec, &t, 8).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a[0].links, c[0].links);
+    let mut links = a[0].links.clone();
+    links.dedup();
+    assert_eq!(links.len(), 10);
+    for &l in &links {
+        let [p, _] = t.links[l as usize];
+        let roles = (t.role(t.ports[p as usize].from), t.role(t.ports[p as usize].to));
+        assert!(matches!(roles, (clos_core::topology::Role::Agg, clos_core::topology::Role::Core) | (clos_core::topology::Role::Core, clos_core::topology::Role::Agg)));
+    }
+}
