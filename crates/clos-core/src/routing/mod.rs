@@ -91,8 +91,11 @@ pub struct Routes {
     n_tors: usize,
     n_hosts: usize,
     tors: Vec<u32>,
-    /// Whether an installed row has an empty group toward some ToR (a partitioned fabric).
+    /// Whether an installed row has an empty group toward some ToR (a partitioned fabric):
+    /// then the simulator checks for a route before asking the load balancer.
     pub has_holes: bool,
+    row_holes: Vec<bool>,
+    rows_with_holes: usize,
 }
 
 impl Routes {
@@ -117,12 +120,17 @@ impl Routes {
             n_hosts: t.n_hosts,
             tors: t.tors.clone(),
             has_holes: false,
+            row_holes: Vec::new(),
+            rows_with_holes: 0,
         };
         let tables = r.tables(t, state);
         r.to_tor = tables.to_tor.clone();
         r.to_core = tables.to_core.clone();
         r.split = tables.split.clone();
-        r.has_holes = r.find_holes();
+        r.row_holes = vec![false; t.n_switches()];
+        for s in 0..t.n_switches() {
+            r.update_holes(s);
+        }
         r
     }
 
@@ -183,21 +191,29 @@ impl Routes {
             self.split[row.clone()].copy_from_slice(&tables.split[row]);
         }
         self.to_core[s] = tables.to_core[s];
-        self.has_holes = self.find_holes();
+        self.update_holes(s);
     }
 
-    /// Whether switch `switch`'s installed row equals its row in `tables`.
-    pub fn installed(&self, switch: u32, tables: &Tables) -> bool {
-        let s = switch as usize - self.n_hosts;
-        let row = s * self.n_tors..(s + 1) * self.n_tors;
-        self.to_tor[row.clone()] == tables.to_tor[row] && self.to_core[s] == tables.to_core[s]
-    }
-
-    fn find_holes(&self) -> bool {
-        self.to_tor.iter().enumerate().any(|(i, &g)| {
-            let node = (self.n_hosts + i / self.n_tors) as u32;
-            self.start[g as usize] == self.start[g as usize + 1] && self.tors[i % self.n_tors] != node
+    /// Whether switch `s`'s row has an empty group toward some ToR other than itself.
+    fn row_has_hole(&self, s: usize) -> bool {
+        let node = (self.n_hosts + s) as u32;
+        (0..self.n_tors).any(|ti| {
+            let g = self.to_tor[s * self.n_tors + ti] as usize;
+            self.start[g] == self.start[g + 1] && self.tors[ti] != node
         })
+    }
+
+    fn update_holes(&mut self, s: usize) {
+        let hole = self.row_has_hole(s);
+        if hole != self.row_holes[s] {
+            self.row_holes[s] = hole;
+            if hole {
+                self.rows_with_holes += 1;
+            } else {
+                self.rows_with_holes -= 1;
+            }
+        }
+        self.has_holes = self.rows_with_holes > 0;
     }
 
     fn intern(&mut self, group: Vec<u32>) -> u32 {
