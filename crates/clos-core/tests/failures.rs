@@ -362,3 +362,32 @@ fn a_partitioned_fabric_drops_unroutable_packets_and_recovers() {
     assert!(f["unroutable"].as_u64().unwrap() > 0, "{f}");
     assert_eq!(r.summary["flows"]["finished"], 1);
 }
+
+/// Presto's weighted multipathing: on a k=4 fat tree with one agg0-core link down, an edge in
+/// pod 0 weighs agg0 : agg1 = 1 : 2 toward another pod (one healthy core path against two), so
+/// of any 3 consecutive flowcells one climbs to agg0 and two to agg1.
+#[test]
+fn presto_weighted_sends_flowcells_in_proportion_to_path_capacity() {
+    use clos_core::fabric::Ports;
+    use clos_core::lb::{params::RoutingSpec, presto::Presto, Fabric, Scheme};
+    use clos_core::packet::Packet;
+    use clos_core::rng::Streams;
+    let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(10_000), Rate(10_000), 0).unwrap();
+    let mut state = LinkState::all_up(&t);
+    down(&t, &mut state, "agg0", "core0");
+    let r = Routes::with_state(&t, &state, SplitMode::PerPort { fixed: None });
+    let ports = Ports::new(&t, u64::MAX, None);
+    let f = Fabric { topo: &t, routes: &r, ports: &ports, now: 0 };
+    let spec = RoutingSpec { scheme: Scheme::Presto, ..Default::default() };
+    let mut p = Presto::new(&spec, 1460, &mut Streams::new(3));
+    let edge = t.node_named("tor0").unwrap();
+    let per_cell = 65536 / 1460 + 1;
+    let mut counts = std::collections::BTreeMap::new();
+    for cell in 0..30u32 {
+        let mut pkt = Packet { src: 0, dst: 15, seg: cell * per_cell, entropy: 42, ..Default::default() };
+        p.label(&mut pkt);
+        let port = p.next_port(&f, edge, &mut pkt);
+        *counts.entry(t.nodes[t.ports[port as usize].to as usize].name.clone()).or_insert(0) += 1;
+    }
+    assert_eq!(counts, [("agg0".to_string(), 10), ("agg1".to_string(), 20)].into_iter().collect());
+}
