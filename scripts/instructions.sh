@@ -32,6 +32,7 @@ PY=.venv/bin/python
 [ -x "$PY" ] || PY=python3
 RESULTS="${CARGO_TARGET_DIR:-target}/instructions.jsonl"
 mkdir -p "$(dirname "$RESULTS")"
-# One JSON summary per benchmark on stdout; cargo's and gungraun's progress stay on stderr.
+echo "instruction counts: building and running the callgrind benchmarks (about 20 s of callgrind)" >&2
+# One JSON summary per benchmark on stdout; cargo's and gungraun's messages stay on stderr.
 cargo bench --quiet -p clos-core --bench instructions -- --output-format=json >"$RESULTS"
 "$PY" scripts/instructions.py "$RESULTS" "$@"
