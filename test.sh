@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build everything, then run every test: the Rust core's unit and whole-simulation tests, and
-# the directory service's tests (crates/clos-directory, against real etcd members), and the
-# Python package's tests (CLI, scenarios, results) against the freshly built extension.
+# the directory service's tests (crates/clos-directory, against real etcd members), the
+# instruction-count gate (B1 and the hot components under callgrind against a committed
+# baseline), and the Python package's tests (CLI, scenarios, results) against the freshly built
+# extension.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
@@ -9,4 +11,6 @@ cargo test --release -p clos-core
 # The directory service's tests start and stop their own etcd members on loopback (VL2 §4.3).
 command -v etcd >/dev/null && command -v protoc >/dev/null || { echo "error: the directory service needs etcd and protoc: apt-get install etcd-server protobuf-compiler libprotobuf-dev (.ci/run does)" >&2; exit 1; }
 cargo test --release -p clos-directory
+# Fails if a benchmark runs more than 10% more instructions than its baseline (docs/performance.md).
+bash scripts/instructions.sh
 .venv/bin/python -m pytest -q
