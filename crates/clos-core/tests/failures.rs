@@ -105,15 +105,7 @@ fn flow_file(name: &str, pairs: &[(u32, u32)]) -> String {
 
 /// A flow file: `bytes` per flow, flow i starting at `start_us(i)` microseconds.
 fn flow_file_with(name: &str, pairs: &[(u32, u32)], bytes: &str, start_us: impl Fn(usize) -> f64) -> String {
-    let dir = std::env::temp_dir().join(format!("clos-failures-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let mut text = String::from("src,dst,bytes,start\n");
-    for (i, (s, d)) in pairs.iter().enumerate() {
-        text += &format!("{s},{d},{bytes},{}us\n", start_us(i));
-    }
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    common::flow_file(name, pairs.iter().enumerate().map(|(i, &(s, d))| (s, d, bytes, format!("{}us", start_us(i)))))
 }
 
 fn leaf_spine_with_failure(extra: Value) -> Report {

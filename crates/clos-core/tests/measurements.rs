@@ -5,20 +5,8 @@
 mod common;
 use clos_core::metrics::Report;
 use clos_core::sim::World;
-use common::{get, run, scenario};
+use common::{flow_file, get, run, scenario};
 use serde_json::{json, Value};
-
-fn flow_file(name: &str, rows: &[(u32, u32, &str, &str)]) -> String {
-    let dir = std::env::temp_dir().join(format!("clos-measurements-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let mut text = String::from("src,dst,bytes,start\n");
-    for (s, d, b, t) in rows {
-        text += &format!("{s},{d},{b},{t}\n");
-    }
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
-}
 
 /// 2 leaves x 2 spines x 2 hosts, 10 Gb/s everywhere, 1 us links, a deep buffer.
 fn small(file: &str) -> Value {
@@ -50,7 +38,7 @@ fn a_lone_flow_has_slowdown_one() {
     for topology in fabrics {
         let last = if topology["kind"] == "fat_tree" { 15 } else { 3 };
         for (size, tolerance) in [("1KB", 1e-9), ("14600B", 1e-9), ("100MB", 0.01)] {
-            let f = flow_file(&format!("lone-{size}.csv"), &[(0, last, size, "1ms")]);
+            let f = flow_file(&format!("lone-{size}.csv"), [(0, last, size, "1ms")]);
             let mut base = small(&f);
             base["topology"] = topology.clone();
             let r = run(&scenario(base, json!({})));
@@ -67,7 +55,7 @@ fn queueing_and_drops_are_attributed_to_the_hop_where_they_happen() {
     // are at the last hop. Its mean queueing delay is bounded by the buffer's drain time
     // (100 KB at 10 Gb/s = 80 us) and, with half of everything queued behind the other
     // sender's burst, at least some microseconds.
-    let f = flow_file("incast.csv", &[(0, 1, "5MB", "0"), (2, 1, "5MB", "0")]);
+    let f = flow_file("incast.csv", [(0, 1, "5MB", "0"), (2, 1, "5MB", "0")]);
     let s = scenario(small(&f), json!({"switch": {"buffer": "100KB"},
         "topology": {"leaves": 2, "spines": 2, "hosts_per_leaf": 3}}));
     let r = run(&s);
@@ -88,7 +76,7 @@ fn queue_samples_and_uplink_spread() {
     // One 2 ms flow across the fabric under ECMP: its packets all take one uplink of leaf 0, so
     // every sample finds the other uplink empty, and the spread between two queues a and 0 is
     // a/2 (population standard deviation). The samples come every 10 us for 2 ms: 200 per port.
-    let f = flow_file("spread.csv", &[(0, 2, "1GB", "0")]);
+    let f = flow_file("spread.csv", [(0, 2, "1GB", "0")]);
     let s = scenario(small(&f), json!({"stop": "2ms", "output": {"queue_interval": "10us"},
         "topology": {"host_rate": "40Gbps"}, "switch": {"buffer": "1MB"}}));
     let r = run(&s);
@@ -113,7 +101,7 @@ fn link_bins_add_up_and_measure_the_uplink_split() {
     // leaf's bytes on one of its 2 uplinks: Jain's index of that split is exactly 1/2 in every
     // bin. Spraying four flows round-robin splits packets evenly: the index is within 1% of 1
     // (bins of 100 us hold ~80 packets per uplink; a one-packet imbalance is ~0.01%).
-    let f = flow_file("split.csv", &[(0, 2, "1GB", "0")]);
+    let f = flow_file("split.csv", [(0, 2, "1GB", "0")]);
     let mut w = World::new(&scenario(small(&f), json!({"stop": "1ms", "output": {"bin": "100us", "link_timeseries": true}}))).unwrap();
     w.run();
     let r = w.output(0.0, 0.0, 0).report(Value::Null);
@@ -129,7 +117,7 @@ fn link_bins_add_up_and_measure_the_uplink_split() {
     assert_eq!(j["min"].as_f64(), Some(0.5), "{j}");
     assert_eq!(j["p50"].as_f64(), Some(0.5), "{j}");
 
-    let f = flow_file("spray.csv", &[(0, 2, "1GB", "0"), (1, 3, "1GB", "0"), (2, 0, "1GB", "0"), (3, 1, "1GB", "0")]);
+    let f = flow_file("spray.csv", [(0, 2, "1GB", "0"), (1, 3, "1GB", "0"), (2, 0, "1GB", "0"), (3, 1, "1GB", "0")]);
     let r = run(&scenario(small(&f), json!({"stop": "1ms", "output": {"bin": "100us"}, "routing": {"scheme": "spray-rr"}})));
     let j = &r.summary["links"]["split_jain"]["tor_up"];
     assert!(j["p1"].as_f64().unwrap() > 0.99, "{j}");

@@ -16,16 +16,9 @@ fn dumbbell(hosts: u32) -> serde_json::Value {
     })
 }
 
+/// Flows that all start at time 0.
 fn flow_file(name: &str, rows: &[(u32, u32, &str)]) -> String {
-    let dir = std::env::temp_dir().join(format!("clos-physics-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let mut text = String::from("src,dst,bytes,start\n");
-    for (s, d, b) in rows {
-        text += &format!("{s},{d},{b},0\n");
-    }
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    common::flow_file(name, rows.iter().map(|&(s, d, b)| (s, d, b, "0")))
 }
 
 #[test]

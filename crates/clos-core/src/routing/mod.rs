@@ -172,7 +172,7 @@ impl Routes {
                 for ti in 0..n_tors {
                     for s in 0..n_sw {
                         let node = (t.n_hosts + s) as u32;
-                        let classes = q.components(t, state, node, ti, &dists[ti]);
+                        let classes = q.components(t, state, node, &dists[ti]);
                         split[s * n_tors + ti] = self.intern_split(classes);
                     }
                 }
@@ -303,7 +303,7 @@ impl Routes {
     }
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
+pub(crate) fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
     } else {

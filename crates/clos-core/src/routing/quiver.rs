@@ -14,7 +14,7 @@
 //! Scores are sums of 64-bit label hashes, so a set hash does not depend on the order labels
 //! are found in; two different label sets collide with probability about 2^-64.
 
-use super::LinkState;
+use super::{gcd, LinkState};
 use crate::rng::mix64;
 use crate::topology::Topology;
 use std::collections::HashMap;
@@ -45,14 +45,6 @@ fn next_switches(t: &Topology, state: &LinkState, node: u32, dist: &[u32]) -> Ve
         }
     }
     out
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 impl Quiver {
@@ -113,9 +105,9 @@ impl Quiver {
         self.score.get(&(a, b)).copied().unwrap_or(0)
     }
 
-    /// The components at `node` toward ToR `tor_index` (switch distances `dist`): for each, the
+    /// The components at `node` toward the ToR whose switch distances are `dist`: for each, the
     /// first-hop ports of its paths (in port order) and its weight (summed path capacity).
-    pub fn components(&self, t: &Topology, state: &LinkState, node: u32, _tor_index: usize, dist: &[u32]) -> Vec<(Vec<u32>, u64)> {
+    pub fn components(&self, t: &Topology, state: &LinkState, node: u32, dist: &[u32]) -> Vec<(Vec<u32>, u64)> {
         // (score sequence hash, first hop, capacity) of every shortest path, depth first.
         let mut paths: Vec<(u64, u32, u64)> = Vec::new();
         let mut stack: Vec<(u32, u32, u64, u64)> = Vec::new(); // (node, first hop, score hash, bottleneck)

@@ -365,13 +365,13 @@ impl World {
     /// A packet arriving over a link that failed since it was sent, or lost to the link's loss
     /// rate, is dropped and counted.
     fn lost_in_transit(&mut self, h: u32) -> bool {
-        let pkt = self.pool.get(h);
-        let via = pkt.via;
-        let lost = if self.ports.epoch[via as usize] != pkt.epoch {
+        let via = self.pool.get(h).via;
+        let faults = self.faults.as_mut().expect("checked by the caller");
+        let lost = if self.ports.epoch[via as usize] != self.pool.get(h).epoch {
             self.ports.link_losses[via as usize] += 1;
             true
-        } else if self.faults.as_mut().expect("checked by the caller").lossy_drop(via) {
-            self.faults.as_mut().unwrap().lost_to_loss += 1;
+        } else if faults.lossy_drop(via) {
+            faults.lost_to_loss += 1;
             true
         } else {
             false

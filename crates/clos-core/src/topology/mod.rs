@@ -219,12 +219,14 @@ impl FabricBuilder {
         if let Some(c) = count {
             let rate = rate.map(|r| r.0).or(old_rate).unwrap_or(self.default_rate(a, b));
             if (c as usize) < n {
-                let drop: Vec<usize> = existing[c as usize..].to_vec();
-                let mut i = 0;
-                self.links.retain(|_| {
-                    let keep = !drop.contains(&i);
-                    i += 1;
-                    keep
+                // Keep the first `c` of them, in declaration order.
+                let mut seen = 0;
+                self.links.retain(|l| {
+                    if !between(l) {
+                        return true;
+                    }
+                    seen += 1;
+                    seen <= c
                 });
             } else {
                 for _ in n..c as usize {
