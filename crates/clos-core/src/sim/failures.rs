@@ -150,6 +150,8 @@ fn describe(w: What) -> String {
 
 impl World {
     /// A scheduled change happens.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_link_change(&mut self, i: u32) {
         let now = self.now;
         let f = self.faults.as_mut().expect("changes only with failures");
@@ -173,6 +175,8 @@ impl World {
 
     /// The control plane learns of change `i`: a new routing version, installed switch by
     /// switch as the news floods out from the changed links.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_advertise(&mut self, i: u32) {
         let now = self.now;
         let f = self.faults.as_mut().expect("adverts only with failures");
@@ -222,6 +226,8 @@ impl World {
     }
 
     /// `switch` installs routing `version` (older versions arriving late are ignored).
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_route_install(&mut self, switch: u32, version: u32) {
         let now = self.now;
         let f = self.faults.as_mut().expect("installs only with failures");

@@ -353,6 +353,7 @@ impl World {
     }
 
     /// Whether routing has no next hop for the packet at `node` (a partitioned fabric).
+    #[inline(never)]
     fn no_route(&self, node: u32, h: u32) -> bool {
         let pkt = self.pool.get(h);
         if pkt.encap == 2 && self.topo.role(node) != crate::topology::Role::Core {
@@ -364,6 +365,7 @@ impl World {
 
     /// A packet arriving over a link that failed since it was sent, or lost to the link's loss
     /// rate, is dropped and counted.
+    #[inline(never)]
     fn lost_in_transit(&mut self, h: u32) -> bool {
         let via = self.pool.get(h).via;
         let faults = self.faults.as_mut().expect("checked by the caller");
