@@ -32,6 +32,8 @@ pub enum Event {
     QueueSample,
     /// Close a time-series bin: per-link bytes (`output.bin`).
     CloseBin,
+    /// The VL2 directory model's own events (lookups, migrations, reports, corrections).
+    Directory(crate::directory::DirectoryEvent),
 }
 
 #[derive(Clone, Copy)]

@@ -34,6 +34,9 @@ pub struct Scenario {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub output: OutputSpec,
+    /// VL2's directory system: lookups, agent caches, VM migration (`crate::directory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<DirectorySpec>,
 }
 
 fn default_name() -> String {
@@ -153,6 +156,7 @@ impl Default for SwitchSpec {
     }
 }
 
+pub use crate::directory::spec::DirectorySpec;
 pub use crate::lb::params::RoutingSpec;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -416,7 +420,11 @@ impl Scenario {
             Stop::At(d) => Some(d),
             Stop::AllFlowsDone => None,
         };
-        self.workload.normalize("workload", stop)
+        self.workload.normalize("workload", stop)?;
+        if let Some(d) = self.directory.as_mut() {
+            d.normalize(&self.topology, stop, self.max_time)?;
+        }
+        Ok(())
     }
 
     pub fn tcp_params(&self) -> TcpParams {

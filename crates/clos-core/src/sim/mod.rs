@@ -6,6 +6,7 @@
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
 mod arrivals;
+mod directory;
 mod host;
 
 use crate::error::{Error, Result};
@@ -80,6 +81,8 @@ pub struct World {
     max_time: Time,
     /// `run_until` returns when `events` reaches this (see `run_with_progress`).
     pause_at: u64,
+    /// The VL2 directory model (`directory.rs`), when the scenario has a `[directory]` table.
+    directory: Option<Box<crate::directory::Directory>>,
 }
 
 /// How far a run has got, for progress bars.
@@ -133,6 +136,7 @@ impl World {
         }
         queue.schedule(recorder.bin, Event::CloseBin);
         let bins = (max_time / s.output.bin.0 + 1).min(1 << 20) as usize;
+        let directory = directory::build(s, &topo, &mut streams, &mut queue);
         Ok(World {
             topo,
             routes,
@@ -166,6 +170,7 @@ impl World {
             stop: s.stop,
             max_time,
             pause_at: u64::MAX,
+            directory,
         })
     }
 
@@ -253,6 +258,7 @@ impl World {
                     self.recorder.close_bin(&self.ports, self.now);
                     self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
                 }
+                Event::Directory(e) => self.on_directory_event(e),
             }
             if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
                 break;
@@ -300,7 +306,15 @@ impl World {
             self.counters.dropped += 1;
             return;
         }
-        let dst = pkt.dst as usize;
+        let mut dst = pkt.dst as usize;
+        // VL2 directory (directory.rs): the ToR of the packet's LA delivers only AAs under it.
+        if self.directory.is_some() && self.topo.host_tor[dst] == node {
+            match self.directory_at_tor(node, h) {
+                Some(server) => dst = server as usize,
+                None => return, // misdelivered: reported and dropped
+            }
+        }
+        let pkt = self.pool.get_mut(h);
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         let port = if self.topo.host_tor[dst] == node {
             self.fwd.at_destination_tor(&f, node, pkt);
