@@ -520,3 +520,14 @@ impl Directory {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directory_events_do_not_grow_the_calendars_entries() {
+        // Every other event is at most two u32s; the calendar holds millions of them.
+        assert_eq!(std::mem::size_of::<Event>(), 12);
+    }
+}

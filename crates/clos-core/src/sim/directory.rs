@@ -1,7 +1,10 @@
 //! The simulator's side of the VL2 directory model (`crate::directory`): the hooks that the
 //! agent (`emit`), the destination ToR (`forward`) and the host (`host_receive`) call when a
 //! scenario has a `[directory]` table, and the directory's events. Without the table
-//! `World::directory` is `None` and each hook costs one test of it.
+//! `World::directory` is `None` and each hook costs one test of it. The hooks are never inlined,
+//! so that the hot functions they sit in keep their size: on B1 (k=8 fat tree, 20 ms, 10.7 M
+//! events) with the directory off, callgrind counted 0.5% more instructions than before the
+//! model existed, against 2.4% with the hooks inlined.
 
 use super::World;
 use crate::directory::{AtAgent, Directory, DirectoryEvent};
@@ -34,6 +37,7 @@ impl World {
 
     /// The agent maps a packet's AAs (`pkt.src`, `pkt.dst`) to servers: the server it leaves
     /// from, or `None` when it waits for a lookup (it is then in the pool and counted as sent).
+    #[inline(never)]
     pub(super) fn agent_resolve(&mut self, pkt: &mut Packet) -> Option<u32> {
         let d = self.directory.as_mut().expect("called with a directory");
         match d.at_agent(&mut self.queue, self.now, pkt.flow, pkt.has(FLAG_ACK), pkt.src, pkt.dst) {
@@ -52,26 +56,32 @@ impl World {
         }
     }
 
-    /// Packet `h` reached ToR `tor`, the LA its agent sent it to: the server to deliver it to,
-    /// or `None` if its AA is not under this ToR (dropped as misdelivered, and reported).
-    pub(super) fn directory_at_tor(&mut self, tor: u32, h: u32) -> Option<u32> {
+    /// Packet `h` reached switch `node`. If that is the ToR of the LA its agent sent it to, the
+    /// ToR delivers it to the server its AA runs on now, or, if the AA is not under this ToR,
+    /// drops it as misdelivered and reports it: false.
+    #[inline(never)]
+    pub(super) fn directory_at_switch(&mut self, node: u32, h: u32) -> bool {
         let pkt = *self.pool.get(h);
+        if self.topo.host_tor[pkt.dst as usize] != node {
+            return true;
+        }
         let aa = self.packet_aa(&pkt);
         let d = self.directory.as_mut().expect("called with a directory");
-        match d.at_tor(&mut self.queue, self.now, tor, aa, pkt.src) {
+        match d.at_tor(&mut self.queue, self.now, node, aa, pkt.src) {
             Some(server) => {
                 self.pool.get_mut(h).dst = server;
-                Some(server)
+                true
             }
             None => {
                 self.pool.free(h);
                 self.counters.dropped += 1;
-                None
+                false
             }
         }
     }
 
     /// Packet `h` reached its server: false if its AA moved away meanwhile (dropped).
+    #[inline(never)]
     pub(super) fn directory_at_host(&mut self, h: u32) -> bool {
         let pkt = *self.pool.get(h);
         let aa = self.packet_aa(&pkt);
@@ -84,6 +94,8 @@ impl World {
         false
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_directory_event(&mut self, e: DirectoryEvent) {
         let d = self.directory.as_mut().expect("directory events need a directory");
         let DirectoryEvent::LookupDone { entry } = e else {

@@ -298,6 +298,10 @@ impl World {
     /// A switch forwards a packet: straight down if it is the destination's ToR (which strips
     /// any VL2 encapsulation), otherwise wherever the load balancer says.
     fn forward(&mut self, node: u32, h: u32) {
+        // VL2 directory (directory.rs): the ToR of a packet's LA delivers only AAs under it.
+        if self.directory.is_some() && !self.directory_at_switch(node, h) {
+            return; // misdelivered: reported and dropped
+        }
         let pkt = self.pool.get_mut(h);
         pkt.hops += 1;
         if pkt.hops > MAX_HOPS {
@@ -306,15 +310,7 @@ impl World {
             self.counters.dropped += 1;
             return;
         }
-        let mut dst = pkt.dst as usize;
-        // VL2 directory (directory.rs): the ToR of the packet's LA delivers only AAs under it.
-        if self.directory.is_some() && self.topo.host_tor[dst] == node {
-            match self.directory_at_tor(node, h) {
-                Some(server) => dst = server as usize,
-                None => return, // misdelivered: reported and dropped
-            }
-        }
-        let pkt = self.pool.get_mut(h);
+        let dst = pkt.dst as usize;
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         let port = if self.topo.host_tor[dst] == node {
             self.fwd.at_destination_tor(&f, node, pkt);
