@@ -123,3 +123,9 @@ def test_bad_directory_input_names_the_field(
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert result.stderr.startswith(f"error: {message}"), result.stderr
+
+
+def test_validate_describes_the_directory(runner: CliRunner):
+    result = runner.invoke(app, ["validate", "vm-migration"])
+    assert result.exit_code == 0, result.output
+    assert "VL2 directory, 1 migration;" in " ".join(result.stdout.split())
