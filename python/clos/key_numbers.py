@@ -49,10 +49,46 @@ KEY_NUMBERS: list[KeyNumber] = [
 ]
 
 
+def slowest_migration(fmt: Callable[[object], str], key: str) -> Callable[[Results], str]:
+    """The largest `key` over a run's migrations; missing if any migration lacks it (a move that
+    did not happen, or caches that never converged) or the run had none."""
+
+    def value(run: Results) -> str:
+        moves = run.get("directory", "migrations")
+        moves = moves if isinstance(moves, list) else []
+        found = [m.get(key) for m in moves if isinstance(m, dict)]
+        numbers = [x for x in found if isinstance(x, int | float)]
+        return fmt(max(numbers) if numbers and len(numbers) == len(found) else None)
+
+    return value
+
+
+def _directory(fmt: Callable[[object], str], key: str) -> Callable[[Results], str]:
+    return summary_value(fmt, "directory", key)
+
+
+# Shown only when a run modelled VL2's directory (a `[directory]` table; docs/directory.md).
+DIRECTORY_NUMBERS: list[KeyNumber] = [
+    ("directory", "lookups", _directory(units.count, "lookups")),
+    ("directory", "cache hits", _directory(units.count, "cache_hits")),
+    ("directory", "lookup wait mean", _directory(units.duration, "lookup_wait_mean_s")),
+    ("directory", "lookup wait p99", _directory(units.duration, "lookup_wait_p99_s")),
+    ("directory", "misdelivered", _directory(units.count, "misdelivered")),
+    ("directory", "corrections", _directory(units.count, "corrections")),
+    ("directory", "caches converged", slowest_migration(units.duration, "senders_converged_s")),
+]
+
+
+def key_numbers(runs: Sequence[Results]) -> list[KeyNumber]:
+    """The rows that apply to these runs: the directory's only if one of them modelled it."""
+    with_directory = any(isinstance(run.get("directory"), dict) for run in runs)
+    return KEY_NUMBERS + (DIRECTORY_NUMBERS if with_directory else [])
+
+
 def rows(runs: Sequence[Results]) -> list[tuple[str, ...]]:
     """(section, quantity, one value per run); a section is named only on its first row."""
     shown, previous = [], None
-    for section, quantity, value in KEY_NUMBERS:
+    for section, quantity, value in key_numbers(runs):
         shown.append(("" if section == previous else section, quantity, *(value(r) for r in runs)))
         previous = section
     return shown

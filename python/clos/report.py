@@ -185,6 +185,7 @@ def _details(run: SavedRun) -> list[str]:
             ],
         ),
         *_split_jain(run),
+        *_migrations(run),
         *_detail(
             "Services",
             run.get("services"),
@@ -198,6 +199,34 @@ def _details(run: SavedRun) -> list[str]:
         ),
     ]
     return parts or [page.paragraph("The summary holds no detail sections.", "note")]
+
+
+def _migrations(run: SavedRun) -> list[str]:
+    """VM migrations under the directory model: what each cost and how long it took to heal."""
+    d = units.duration
+    return _detail(
+        "Directory: VM migrations",
+        run.get("directory", "migrations"),
+        [
+            ("AA", _text("aa")),
+            ("at", _get(d, "at_s")),
+            ("from", _text("from")),
+            ("to", _text("to")),
+            ("update commits", _get(d, "directory_updated_s")),
+            ("misdelivered", _get(units.count, "misdelivered")),
+            ("reports", _get(units.count, "reports")),
+            ("unanswered", _get(units.count, "reports_unanswered")),
+            ("corrections", _get(units.count, "corrections")),
+            ("stale senders", _get(units.count, "stale_senders")),
+            ("caches converged", _get(d, "senders_converged_s")),
+            ("first delivery", _get(d, "first_delivery_s")),
+            ("stale at end", _get(units.count, "stale_caches_at_end")),
+        ],
+        "Times after the move. A sender is stale once it sends with the old mapping; its cache "
+        "converges when the directory's correction arrives, which needs the update committed "
+        "first. First delivery: the first packet to reach the VM at its new server. Stale at "
+        "end: cached mappings never used again, so never corrected (docs/directory.md).",
+    )
 
 
 def _queue_details(run: SavedRun) -> list[str]:

@@ -173,10 +173,15 @@ def describe(scenario: dict[str, Any]) -> str:
     size = ", ".join(f"{key}={topology[key]}" for key in _TOPOLOGY_SIZE if key in topology)
     workload = scenario.get("workload", {})
     load = ", ".join(f"{key}={value}" for key, value in workload.items() if key != "kind")
+    directory = scenario.get("directory")
+    moves = ""
+    if isinstance(directory, dict) and directory.get("enabled", True):
+        count = len(directory.get("migrations") or [])
+        moves = f"VL2 directory, {count} migration{'' if count == 1 else 's'}; "
     return (
         f"{topology.get('kind', '?')} ({size}); "
         f"routing {scenario.get('routing', {}).get('scheme', '?')}; "
         f"transport {scenario.get('transport', {}).get('kind', '?')}; "
         f"{workload.get('kind', '?')} workload ({load}); "
-        f"stop at {scenario.get('stop', '?')}"
+        f"{moves}stop at {scenario.get('stop', '?')}"
     )

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clos import units
-from clos.key_numbers import summary_value
+from clos.key_numbers import slowest_migration, summary_value
 from clos.results import Results
 
 Metric = tuple[str, Callable[[Results], str]]
@@ -73,6 +73,19 @@ SECTIONS: dict[str, list[Metric]] = {
     ],
 }
 
+# Shown only when the run modelled VL2's directory (docs/directory.md).
+DIRECTORY: list[Metric] = [
+    ("lookups", _summary("directory", "lookups", units.count)),
+    ("cache hits", _summary("directory", "cache_hits", units.count)),
+    ("lookup wait mean", _summary("directory", "lookup_wait_mean_s", units.duration)),
+    ("lookup wait p99", _summary("directory", "lookup_wait_p99_s", units.duration)),
+    ("misdelivered", _summary("directory", "misdelivered", units.count)),
+    ("reports", _summary("directory", "reports", units.count)),
+    ("corrections", _summary("directory", "corrections", units.count)),
+    ("caches converged", slowest_migration(units.duration, "senders_converged_s")),
+    ("first delivery after a move", slowest_migration(units.duration, "first_delivery_s")),
+]
+
 COMPARISON: list[Metric] = [
     ("completion time", _summary("goodput", "completion_time_s", units.duration)),
     ("efficiency", _summary("goodput", "efficiency", units.percent)),
@@ -95,7 +108,10 @@ def run_table(name: str, results: Results) -> Table:
     table.add_column("section", style="bold")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    for section, metrics in SECTIONS.items():
+    sections = dict(SECTIONS)
+    if isinstance(results.get("directory"), dict):
+        sections["directory"] = DIRECTORY
+    for section, metrics in sections.items():
         for row, (label, value) in enumerate(metrics):
             table.add_row(section if row == 0 else "", label, value(results))
         table.add_section()

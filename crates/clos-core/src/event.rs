@@ -38,6 +38,8 @@ pub enum Event {
     Advertise { change: u32 },
     /// `switch` installs routing version `version`.
     RouteInstall { switch: u32, version: u32 },
+    /// The VL2 directory model's own events (lookups, migrations, reports, corrections).
+    Directory(crate::directory::DirectoryEvent),
 }
 
 #[derive(Clone, Copy)]

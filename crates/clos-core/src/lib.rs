@@ -20,6 +20,7 @@
 //! picoseconds ([`units`]); events at the same time run in scheduling order ([`event`]); all
 //! randomness comes from per-entity streams derived from the scenario seed ([`rng`]).
 
+pub mod directory;
 pub mod error;
 pub mod event;
 pub mod fabric;

@@ -41,6 +41,9 @@ pub struct Scenario {
     /// How routing reacts to them (filled in when there are failures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub convergence: Option<ConvergenceSpec>,
+    /// VL2's directory system: lookups, agent caches, VM migration (`crate::directory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<DirectorySpec>,
 }
 
 fn default_name() -> String {
@@ -192,6 +195,7 @@ impl Default for SwitchSpec {
     }
 }
 
+pub use crate::directory::spec::DirectorySpec;
 pub use crate::lb::params::RoutingSpec;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -464,7 +468,11 @@ impl Scenario {
             Stop::At(d) => Some(d),
             Stop::AllFlowsDone => None,
         };
-        self.workload.normalize("workload", stop)
+        self.workload.normalize("workload", stop)?;
+        if let Some(d) = self.directory.as_mut() {
+            d.normalize(&self.topology, stop, self.max_time)?;
+        }
+        Ok(())
     }
 
     pub fn tcp_params(&self) -> TcpParams {

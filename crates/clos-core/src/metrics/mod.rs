@@ -172,7 +172,7 @@ impl RunOutput<'_> {
             .collect();
         let c = &w.counters;
         let events_per_sec = if self.cpu_seconds > 0.0 { w.events as f64 / self.cpu_seconds } else { 0.0 };
-        let summary = json!({
+        let mut summary = json!({
             "scenario": scenario,
             "stats": {
                 "events": w.events,
@@ -217,6 +217,9 @@ impl RunOutput<'_> {
                 "jain": fairness::jain(&rates),
             },
         });
+        if let Some(directory) = w.directory_summary() {
+            summary["directory"] = directory;
+        }
         Report {
             summary,
             flows,

@@ -50,6 +50,15 @@ impl World {
 
     /// The host agent's last word (VL2 encapsulation), then the NIC queue.
     fn emit(&mut self, host: u32, pkt: &mut Packet) {
+        // VL2 directory (directory.rs): the agent maps the AAs to servers, or holds the packet.
+        let host = if self.directory.is_none() {
+            host
+        } else {
+            match self.agent_resolve(pkt) {
+                Some(server) => server,
+                None => return,
+            }
+        };
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         self.fwd.at_source(&f, pkt);
         let h = self.pool.alloc(*pkt);
@@ -58,6 +67,9 @@ impl World {
     }
 
     pub(super) fn host_receive(&mut self, h: u32) {
+        if self.directory.is_some() && !self.directory_at_host(h) {
+            return; // VL2 directory (directory.rs): the AA moved away while the packet was on its way
+        }
         let pkt = *self.pool.get(h);
         self.pool.free(h);
         self.counters.delivered += 1;

@@ -7,6 +7,7 @@
 
 mod arrivals;
 pub mod failures;
+mod directory;
 mod host;
 
 use crate::error::{Error, Result};
@@ -83,6 +84,8 @@ pub struct World {
     pause_at: u64,
     /// Failures and the control plane (`failures.rs`); `None` costs nothing per packet.
     pub faults: Option<Box<failures::Faults>>,
+    /// The VL2 directory model (`directory.rs`), when the scenario has a `[directory]` table.
+    directory: Option<Box<crate::directory::Directory>>,
 }
 
 /// How far a run has got, for progress bars.
@@ -151,6 +154,7 @@ impl World {
             }
         }
         let bins = (max_time / s.output.bin.0 + 1).min(1 << 20) as usize;
+        let directory = directory::build(s, &topo, &mut streams, &mut queue);
         Ok(World {
             topo,
             routes,
@@ -185,6 +189,7 @@ impl World {
             max_time,
             pause_at: u64::MAX,
             faults,
+            directory,
         })
     }
 
@@ -278,6 +283,7 @@ impl World {
                 Event::LinkChange { change } => self.on_link_change(change),
                 Event::Advertise { change } => self.on_advertise(change),
                 Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
+                Event::Directory(e) => self.on_directory_event(e),
             }
             if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
                 break;
@@ -317,6 +323,10 @@ impl World {
     /// A switch forwards a packet: straight down if it is the destination's ToR (which strips
     /// any VL2 encapsulation), otherwise wherever the load balancer says.
     fn forward(&mut self, node: u32, h: u32) {
+        // VL2 directory (directory.rs): the ToR of a packet's LA delivers only AAs under it.
+        if self.directory.is_some() && !self.directory_at_switch(node, h) {
+            return; // misdelivered: reported and dropped
+        }
         let pkt = self.pool.get_mut(h);
         pkt.hops += 1;
         if pkt.hops > MAX_HOPS {
