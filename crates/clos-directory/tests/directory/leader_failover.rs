@@ -75,10 +75,13 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
         retries,
         failures.len()
     );
-    assert!(before > 0 && acks.len() > before, "the kill must land mid-storm");
+    // Failures first: updates that gave up after the kill also leave no acks after it, and
+    // would otherwise be reported as a kill that missed the storm.
+    assert!(failures.is_empty(), "unacknowledged updates must be retried until acknowledged: {} failed, e.g. {:?}", failures.len(), &failures[..failures.len().min(5)]);
+    let total = (writers * per_writer) as usize;
+    assert!(before > 0 && before < total, "the kill must land mid-storm: {before} of {total} acks came before it");
     assert!(retries > 0, "updates caught in the election should have timed out and been retried");
-    assert!(failures.is_empty(), "unacknowledged updates must be retried until acknowledged: {:?}", &failures[..failures.len().min(5)]);
-    assert_eq!(acks.len(), (writers * per_writer) as usize);
+    assert_eq!(acks.len(), total);
     assert!(pause < Duration::from_secs(5), "updates paused for {pause:?}");
 
     // Every acknowledged update is in the store, read linearizably from the surviving quorum.
