@@ -2,8 +2,8 @@
 # Build everything, then run every test: the Rust core's unit and whole-simulation tests, and
 # the directory service's tests (crates/clos-directory, against real etcd members), the
 # instruction-count gate (B1 and the hot components under callgrind against a committed
-# baseline), and the Python package's tests (CLI, scenarios, results) against the freshly built
-# extension.
+# baseline), the Python package's tests (CLI, scenarios, results) against the freshly built
+# extension, and the papers' claims at the small scale.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
@@ -16,3 +16,6 @@ cargo test --release -p clos-directory -- --test-threads=1
 # Fails if a benchmark runs more than 10% more instructions than its baseline (docs/performance.md).
 bash scripts/instructions.sh
 .venv/bin/python -m pytest -q
+# The seed papers' claims at the small scale (docs/reproduction.md): fails if one flipped.
+rm -rf results/reproduce-ci  # a fresh run: the cache keys on the scenario, not on the build
+.venv/bin/clos reproduce all --scale small --out results/reproduce-ci --quiet

@@ -215,3 +215,68 @@ def compare(
         runs = load_runs(results_dirs)
         stdout.print(key_numbers_table(runs))
         stdout.print(f"wrote {write_runs(runs, out)}", soft_wrap=True)
+
+
+@app.command()
+def reproduce(
+    paper: Annotated[
+        str,
+        typer.Argument(help="vl2, plts, drill, localflow, or all.", show_default=False),
+    ] = "all",
+    scale: Annotated[
+        str,
+        typer.Option("--scale", help="small (minutes on 2 cores) or paper (the published setup)."),
+    ] = "small",
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", metavar="CLAIM", help="Only this claim (repeatable)."),
+    ] = None,
+    list_claims: Annotated[
+        bool, typer.Option("--list", help="List the claims and exit, running nothing.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for runs, claims.csv and reproduce.html.", show_default=False),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local processes (default: every core).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="A Dask scheduler, e.g. tcp://host:8786, to run on."),
+    ] = None,
+    experiments: Annotated[
+        Path | None,
+        typer.Option("--experiments", help="Experiments folder (default: the repository's)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Rerun the seed papers' experiments and set each claim's value beside ours.
+
+    Exits 1 if a claim's qualitative statement no longer holds (a result flipped)."""
+    from clos.experiments import experiments_root, load_papers
+    from clos.reproduce import needed_runs, passed, run_experiments, judge, select
+    from clos.reproduce_report import verdict_table, write_report
+
+    with reported_errors():
+        papers = load_papers(experiments_root(experiments))
+        claims = select(papers, paper, only or [])
+        if list_claims:
+            table = Table(title="claims")
+            for column in ("claim", "where", "paper", "what"):
+                table.add_column(column, overflow="fold")
+            for c in claims:
+                table.add_row(f"{c.paper}/{c.name}", c.section, c.paper_text or "-", c.title)
+            stdout.print(table)
+            return
+        folder = out or Path("results", "reproduce", scale)
+        runs = needed_runs(papers, claims)
+        records = run_experiments(
+            runs, scale, folder, scheduler=scheduler, workers=workers, progress=not quiet
+        )
+        verdicts = judge(claims, papers, records)
+        stdout.print(verdict_table(verdicts, f"{paper}: {scale} scale"))
+        page = write_report(verdicts, papers, records, scale, folder)
+        stdout.print(f"wrote {page}", soft_wrap=True)
+        if not passed(verdicts):
+            raise typer.Exit(1)

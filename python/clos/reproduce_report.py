@@ -1,0 +1,132 @@
+"""What `clos reproduce` writes: the verdicts as a terminal table, `claims.csv`, and an HTML
+page with, per experiment, a bar plot of its runs (the quantity the paper's figure shows, one
+bar per scheme) and, per claim, the paper's value beside ours."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from clos import page
+from clos.batch import RunRecord
+from clos.experiments import Paper
+from clos.plots import Plot
+from clos.reproduce import Verdict
+
+STYLES = {
+    "matches": "green",
+    "holds": "green",
+    "deviates": "yellow",
+    "differs": "magenta",
+    "FAILS": "bold red",
+    "missing": "bold red",
+}
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
+        return f"{value:.3g}"
+    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def verdict_rows(verdicts: Sequence[Verdict]) -> list[list[str]]:
+    rows = []
+    for v in verdicts:
+        c = v.claim
+        rows.append(
+            [
+                f"{c.paper}/{c.name}",
+                c.section,
+                c.paper_text or "-",
+                _number(v.ours) + (f" {c.unit}" if c.unit and v.ours is not None else ""),
+                _number(v.ratio),
+                v.status,
+                v.note,
+            ]
+        )
+    return rows
+
+
+HEADER = ["claim", "where", "paper", "ours", "ours/paper", "verdict", "note"]
+
+
+def verdict_table(verdicts: Sequence[Verdict], title: str) -> Table:
+    table = Table(title=title, show_lines=False)
+    for name in HEADER:
+        table.add_column(name, overflow="fold")
+    for row, v in zip(verdict_rows(verdicts), verdicts, strict=True):
+        row[5] = Text(v.status, style=STYLES.get(v.status, ""))  # type: ignore[call-overload]
+        table.add_row(*row)
+    return table
+
+
+def write_report(
+    verdicts: Sequence[Verdict],
+    papers: dict[str, Paper],
+    records: dict[tuple[str, str, str], RunRecord],
+    scale: str,
+    out: Path,
+) -> Path:
+    """`<out>/claims.csv` and `<out>/reproduce.html` with its plots in `<out>/plots/`."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "claims.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["paper", "claim", "where", "paper_value", "ours", "ratio", "verdict", "note"])
+        for v in verdicts:
+            writer.writerow(
+                [v.claim.paper, v.claim.name, v.claim.section, v.claim.paper_value, v.ours, v.ratio, v.status, v.note]
+            )
+    html = out / "reproduce.html"
+    body = [page.heading(f"clos reproduce: {scale} scale", 1)]
+    body.append(page.table(HEADER, verdict_rows(verdicts)))
+    shown = {(v.claim.paper, e) for v in verdicts for e in v.claim.experiments}
+    for key, paper in papers.items():
+        for name, experiment in paper.experiments.items():
+            if (key, name) not in shown or experiment.plot is None:
+                continue
+            plot = _bars(paper, name, records, out / "plots" / f"{key}-{name}.png")
+            body.append(page.figure(plot, html))
+    html.write_text(page.document(f"clos reproduce ({scale})", body), encoding="utf-8")
+    return html
+
+
+def _bars(
+    paper: Paper, name: str, records: dict[tuple[str, str, str], RunRecord], path: Path
+) -> Plot:
+    """One bar per run of the experiment: the quantity its `plot.key` names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    experiment = paper.experiments[name]
+    assert experiment.plot is not None
+    keys = experiment.plot["key"].split(".")
+    label = experiment.plot.get("label", experiment.plot["key"])
+    title = f"{paper.title.split(':')[0]}: {name}"
+    runs, values = [], []
+    for run in experiment.runs:
+        record = records.get((paper.key, name, run))
+        value: object = record.summary if record else None
+        for k in keys:
+            value = value.get(k) if isinstance(value, dict) else None
+        if isinstance(value, int | float):
+            runs.append(run)
+            values.append(float(value))
+    if not values:
+        return Plot(title, label, skipped=f"no run produced {experiment.plot['key']}")
+    figure, axes = plt.subplots(figsize=(6, 3.2))
+    axes.bar(runs, values, color="#4c72b0")
+    axes.set_ylabel(label)
+    axes.set_title(title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return Plot(title, f"{label}, one bar per run ({experiment.scenario.name})", file=path)

@@ -1,0 +1,155 @@
+"""`clos reproduce`: the repository's claims files, the claim language, the verdicts, and an
+end-to-end reproduction of a tiny paper."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import clos
+from clos.batch import RunRecord
+from clos.cli import app
+from clos.experiments import SCALES, experiments_root, load_paper, load_papers
+from clos.reproduce import judge, passed, select
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def test_every_repository_experiment_is_a_valid_scenario_at_both_scales():
+    papers = load_papers(experiments_root(EXPERIMENTS))
+    assert set(papers) >= {"vl2", "plts", "drill", "localflow"}
+    for paper in papers.values():
+        assert paper.claims, paper.key
+        for experiment in paper.experiments.values():
+            for scale in SCALES:
+                for run in experiment.runs:
+                    # Raises ScenarioError naming the field if an override does not apply.
+                    clos.validate(experiment.scenario_for(scale, run))
+
+
+def write_paper(root: Path, tiny: Path, claims: str) -> Path:
+    folder = root / "toy"
+    folder.mkdir(parents=True)
+    (folder / "tiny.toml").write_text(tiny.read_text())
+    (folder / "claims.toml").write_text(
+        'title = "Toy: a paper about ECMP and spraying"\n\n'
+        "[experiments.perm]\n"
+        'scenario = "tiny.toml"\n'
+        'small = ["workload.bytes=100KB"]\n'
+        "runs.ecmp = []\n"
+        'runs.spray = ["routing.scheme=spray-rr"]\n'
+        'plot = { key = "goodput.aggregate_bps", label = "goodput" }\n\n' + claims
+    )
+    return folder / "claims.toml"
+
+
+RATIO = """
+[[claims]]
+name = "ratio"
+title = "spraying moves at least ECMP's bytes per second"
+paper = 1.0
+ours = "perm.spray.goodput.aggregate_bps / perm.ecmp.goodput.aggregate_bps"
+close = 0.5
+holds = "ours > 0.5"
+"""
+
+
+@pytest.mark.parametrize(
+    ("ours", "holds", "message"),
+    [
+        ("__import__('os')", "ours > 1", "claims[0].ours"),
+        ("perm.nope.goodput.jain", "ours > 1", "has no run 'nope'"),
+        ("other.ecmp.goodput.jain", "ours > 1", "no experiment named 'other'"),
+        ("perm.ecmp.goodput.jain", "ours == 1", "claims[0].holds"),
+        ("perm.ecmp.goodput.jain", "ours > 1 or ours < 0", "with `and` only"),
+    ],
+)
+def test_claim_mistakes_are_reported_naming_the_field(
+    tmp_path: Path, tiny: Path, ours: str, holds: str, message: str
+):
+    claims = f'[[claims]]\nname = "x"\ntitle = "x"\nours = "{ours}"\nholds = "{holds}"\n'
+    path = write_paper(tmp_path, tiny, claims)
+    with pytest.raises(clos.ScenarioError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        load_paper(path)
+
+
+def record(summary: dict) -> RunRecord:
+    return RunRecord(parameters={}, name="r", key="k", summary=summary, folder=None, cached=False)
+
+
+def verdicts_for(tmp_path: Path, tiny: Path, claims: str, ecmp: float, spray: float):
+    paper = load_paper(write_paper(tmp_path, tiny, claims))
+    records = {
+        ("toy", "perm", "ecmp"): record({"goodput": {"aggregate_bps": ecmp}}),
+        ("toy", "perm", "spray"): record({"goodput": {"aggregate_bps": spray}}),
+    }
+    return judge(paper.claims, {"toy": paper}, records)
+
+
+@pytest.mark.parametrize(
+    ("spray", "status"),
+    [(1.2, "matches"), (1.8, "deviates"), (0.4, "FAILS"), (None, "missing")],
+)
+def test_verdicts(tmp_path: Path, tiny: Path, spray: float | None, status: str):
+    (verdict,) = verdicts_for(tmp_path, tiny, RATIO, 1.0, spray)  # type: ignore[arg-type]
+    assert verdict.status == status
+    assert passed([verdict]) == (status in ("matches", "deviates"))
+
+
+def test_a_known_deviation_is_reported_but_does_not_fail(tmp_path: Path, tiny: Path):
+    claims = RATIO + 'known_deviation = "we know"\n'
+    (verdict,) = verdicts_for(tmp_path, tiny, claims, 1.0, 0.4)
+    assert (verdict.status, verdict.note) == ("differs", "we know")
+    assert passed([verdict])
+
+
+def test_only_names_unknown_claims(tmp_path: Path, tiny: Path):
+    write_paper(tmp_path, tiny, RATIO)
+    papers = load_papers(tmp_path)
+    with pytest.raises(clos.ScenarioError, match="--only nope"):
+        select(papers, "toy", ["nope"])
+    with pytest.raises(clos.ScenarioError, match="no paper 'vl3'"):
+        select(papers, "vl3")
+
+
+def test_reproduce_runs_a_tiny_paper_end_to_end(runner: CliRunner, tmp_path: Path, tiny: Path):
+    write_paper(tmp_path / "papers", tiny, RATIO)
+    out = tmp_path / "out"
+    args = ["reproduce", "toy", "--experiments", str(tmp_path / "papers"), "--out", str(out)]
+    result = runner.invoke(app, [*args, "--workers", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((out / "claims.csv").open()))
+    assert [r["verdict"] for r in rows] in (["matches"], ["deviates"])
+    # Spraying a 2 x 2 leaf-spine permutation is at least as fast as ECMP's hash (theory: it can
+    # only remove collisions), so the measured ratio is >= 1 up to TCP noise.
+    assert float(rows[0]["ours"]) > 0.9
+    assert (out / "reproduce.html").is_file() and (out / "plots" / "toy-perm.png").is_file()
+    # A second reproduction finds every run in the cache.
+    again = runner.invoke(app, [*args, "--workers", "1", "-q"])
+    assert again.exit_code == 0 and list(csv.DictReader((out / "claims.csv").open())) == rows
+    listed = runner.invoke(app, [*args[:4], "--list"])
+    assert listed.exit_code == 0 and "toy/ratio" in listed.output
+
+
+def test_a_flipped_claim_exits_1(runner: CliRunner, tmp_path: Path, tiny: Path):
+    flipped = RATIO.replace('holds = "ours > 0.5"', 'holds = "ours > 100"')
+    write_paper(tmp_path / "papers", tiny, flipped)
+    args = ["reproduce", "toy", "--experiments", str(tmp_path / "papers")]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out"), "--workers", "1", "-q"])
+    assert result.exit_code == 1
+    assert "FAILS" in result.output
+
+
+def test_the_documented_claims_example_loads(tmp_path: Path):
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "reproduction.md").read_text()
+    (example,) = [b for b in docs.split("```toml\n")[1:2]]
+    folder = tmp_path / "vl2"
+    folder.mkdir()
+    (folder / "claims.toml").write_text(example.split("```")[0])
+    (folder / "shuffle.toml").write_text((EXPERIMENTS / "vl2" / "shuffle.toml").read_text())
+    paper = load_paper(folder / "claims.toml")
+    assert [c.name for c in paper.claims] == ["shuffle-efficiency"]
+    assert set(paper.experiments["shuffle"].runs) == {"vlb", "tcp"}
