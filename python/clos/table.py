@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -14,7 +15,7 @@ from clos.results import Results
 Metric = tuple[str, Callable[[Results], str]]
 
 
-def _summary(section: str, key: str, fmt: Callable[[object], str]) -> Callable[[Results], str]:
+def _summary(section: str, key: str, fmt: Callable[[Any], str]) -> Callable[[Results], str]:
     """A summary value; `section` may be a dotted path (`fct.short.slowdown`)."""
     return summary_value(fmt, *section.split("."), key)
 
