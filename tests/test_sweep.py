@@ -8,7 +8,10 @@ so that a monkeypatched `clos.executors.simulate` sees every simulation.
 from __future__ import annotations
 
 import itertools
+import re
+import shlex
 import shutil
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +32,8 @@ from clos.sweep import SweepResult, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "sweep-ecmp-vs-drill.toml"
+DOCS = (ROOT / "docs" / "sweeps.md").read_text()
+README = (ROOT / "README.md").read_text()
 
 SPEC = """\
 base = "tiny.toml"
@@ -335,7 +340,7 @@ def test_unreachable_scheduler_is_one_line(runner: CliRunner, spec: Path, tmp_pa
     assert "cannot reach a Dask scheduler" in message
 
 
-# The command end to end, and the example spec.
+# The command end to end, and the documented examples (STYLE.md: CI runs every one).
 
 
 def test_sweep_command_prints_the_table_and_reuses_runs(
@@ -370,3 +375,62 @@ def test_example_spec_runs_at_a_small_size(tmp_path: Path):
         itertools.product(*spec.parameters.values())
     )
     assert (table["finished"] == table["flows"]).all() and (table["flows"] > 0).all()
+
+
+def blocks(language: str, text: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("toml_text", blocks("toml", DOCS), ids=lambda t: t.split("\n")[0])
+def test_docs_specs_run_at_a_small_size(toml_text: str, tmp_path: Path):
+    # Bases are bundled scenarios or files in examples/; each run is cut at 1 ms simulated.
+    spec = SweepSpec.from_table(tomllib.loads(toml_text), ROOT / "examples", "docs/sweeps.md")
+    table = clos.sweep(spec, tmp_path, overrides=["max_time=1ms"], workers=1, progress=False)
+    assert table.height == spec.size
+    assert (table["flows"] > 0).all()
+
+
+def test_docs_python_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The local examples run (the sweep shrunk, in this process); the SLURM recipe needs a
+    cluster, so it is only compiled."""
+    sweep_example, run_many_example, slurm = blocks("python", DOCS)
+    assert "SLURMCluster" in slurm and "scheduler=cluster.scheduler_address" in slurm
+    compile(slurm, "docs/sweeps.md (SLURM)", "exec")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(executors, "default_workers", lambda: 1)
+    (tmp_path / "examples").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "examples")
+    call = 'clos.sweep("examples/sweep-ecmp-vs-drill.toml")'
+    assert call in sweep_example
+    shrunk = call.replace(")", ', overrides=["workload.stop=1ms"])')
+    exec(compile(sweep_example.replace(call, shrunk), "docs/sweeps.md", "exec"), {})
+    assert (tmp_path / "results" / "ecmp-vs-drill" / "sweep.parquet").is_file()
+    exec(compile(run_many_example, "docs/sweeps.md", "exec"), {})
+    assert len(list((tmp_path / "results" / "schemes" / "runs").iterdir())) == 2
+
+
+def test_docs_list_every_column():
+    for column in COLUMNS:
+        assert f"`{column.column}`" in DOCS
+    for column in TIMING_COLUMNS:
+        assert re.search(rf"`{column}`.*\(timing\)", DOCS), column
+
+
+def test_documented_commands_use_real_options():
+    """Every `clos sweep` line in the README and docs/sweeps.md names options the command has."""
+    help_text = CliRunner().invoke(app, ["sweep", "--help"], terminal_width=200).stdout
+    commands = [
+        line
+        for text in (README, DOCS)
+        for block in blocks("sh", text)
+        for line in block.splitlines()
+        if line.strip().startswith("clos sweep")
+    ]
+    assert len(commands) >= 3
+    for command in commands:
+        words = shlex.split(command, comments=True)
+        assert Path(ROOT, words[2]).is_file() or words[2].endswith(".toml"), command
+        for word in words:
+            if word.startswith("-"):
+                assert word.split("=")[0] in help_text, f"{word} in: {command}"
