@@ -56,8 +56,11 @@ def simulate(scenario_json: str, keep_tables: bool) -> Outcome:
 
 
 def default_workers() -> int:
-    """The CPUs this process may use (its affinity mask, so `taskset` and cgroup-pinned CI
-    runners are honoured), which is what a CPU-bound simulation can make use of."""
+    """The CPUs this process may use, which is what CPU-bound simulations can make use of.
+
+    The affinity mask honours `taskset` and cpusets; a CPU quota (Docker's `--cpus`) does not
+    show in it, so under one pass `workers` explicitly.
+    """
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
@@ -96,15 +99,15 @@ def process_pool(
             pool.submit(simulate, scenario_json, keep_tables): job for job, scenario_json in jobs
         }
         for future in as_completed(futures):
+            # Dropped as soon as read: a finished future holds its run's tables.
+            job = futures.pop(future)
             try:
                 outcome = future.result()
             except BrokenProcessPool as error:
-                raise JobFailed(
-                    futures[future], BrokenProcessPool(f"{error} {_BROKEN_HINT}")
-                ) from error
+                raise JobFailed(job, BrokenProcessPool(f"{error} {_BROKEN_HINT}")) from error
             except Exception as error:
-                raise JobFailed(futures[future], error) from error
-            yield futures[future], outcome
+                raise JobFailed(job, error) from error
+            yield job, outcome
     finally:
         # On an error or Ctrl-C, runs not yet started are dropped rather than waited for.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -131,7 +134,8 @@ def dask(
         }
         try:
             for future in dask_completed(futures, loop=client.loop):
-                job = futures[future]
+                # Dropped as soon as read, so that the cluster can free the run's tables.
+                job = futures.pop(future)
                 try:
                     outcome = future.result()
                 except Exception as error:
@@ -139,7 +143,7 @@ def dask(
                 yield job, outcome
         finally:
             # Runs still queued would otherwise go on using the cluster after the sweep ends.
-            client.cancel([future for future in futures if not future.done()])
+            client.cancel(list(futures))
     finally:
         if client is not scheduler:
             client.close()
