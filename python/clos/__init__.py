@@ -1,7 +1,8 @@
 """clos: a packet-level simulator of Clos datacenter fabrics (VL2, fat tree, leaf-spine).
 
 The simulation runs in the Rust extension `clos._core`; this package reads scenarios, shapes the
-results into polars tables, and provides the `clos` command.
+results into polars tables, runs sweeps over many scenarios (`clos.sweep`), and provides the
+`clos` command.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from clos._core import ScenarioError
 from clos.results import Results
 from clos.scenario import Scenario, load_scenario
 
+# Binds `clos.sweep` to the function, not the submodule of that name (which stays reachable as
+# `from clos.sweep import SweepSpec`).
+from clos.sweep import sweep
+
 __all__ = [
     "Results",
     "Scenario",
@@ -23,6 +28,7 @@ __all__ = [
     "load_results",
     "load_scenario",
     "run",
+    "sweep",
     "validate",
 ]
 

@@ -1,12 +1,12 @@
-"""The `clos` command: run and validate scenarios, compare schemes, list them, benchmark, and
-report on or compare saved runs."""
+"""The `clos` command: run and validate scenarios, compare schemes, list them, benchmark, sweep
+parameters, and report on or compare saved runs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -20,7 +20,8 @@ from clos.progress import RunProgress
 from clos.results import Results
 from clos.scenario import Scenario, describe
 from clos.schemes import schemes as known_schemes
-from clos.table import bench_table, comparison_table, run_table
+from clos.sweep import RUNS_FOLDER, TABLE_FILES, run_sweep
+from clos.table import bench_table, comparison_table, run_table, sweep_table
 
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
@@ -51,8 +52,12 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except (clos.ScenarioError, OSError) as error:
-        stderr.print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(str(error))
+
+
+def fail(message: str) -> NoReturn:
+    stderr.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def simulate(scenario: Scenario, quiet: bool) -> Results:
@@ -138,6 +143,82 @@ def validate(
         normalised = clos.validate(loaded)
         stdout.print(Text(f"ok: {loaded.name}", style="green"))
         stdout.print(Text(describe(normalised)))
+
+
+@app.command()
+def sweep(
+    spec: Annotated[
+        Path,
+        typer.Argument(
+            help="A sweep spec (TOML): a base scenario and a list of values for each parameter "
+            "(docs/sweeps.md). Every combination runs.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Folder for the table (sweep.parquet, sweep.csv) and the run cache (runs/). "
+            "Default: results/<spec name>.",
+            show_default=False,
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Local processes running simulations. Default: every CPU.",
+            show_default=False,
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="A Dask scheduler, e.g. tcp://10.0.0.5:8786: run on its cluster instead of "
+            "local processes.",
+            show_default=False,
+        ),
+    ] = None,
+    overrides: Overrides = None,
+    summaries_only: Annotated[
+        bool,
+        typer.Option(
+            "--summaries-only", help="Keep each run's summary.json but not its Parquet tables."
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar and no table; only save.")
+    ] = False,
+) -> None:
+    """Run every combination of a sweep's parameters, reusing runs already done, into one table."""
+    if workers is not None and scheduler is not None:
+        fail(
+            "--workers sizes the local process pool; with --scheduler the cluster's workers run "
+            "the simulations, so size the cluster instead"
+        )
+    with reported_errors():
+        result = run_sweep(
+            spec,
+            out,
+            overrides=overrides or [],
+            workers=workers,
+            scheduler=scheduler,
+            progress=not quiet,
+            tables=not summaries_only,
+        )
+    if not quiet:
+        stdout.print(sweep_table(result.table, result.parameters, title=result.name))
+        stdout.print(
+            f"{len(result.records)} runs ({result.simulated} simulated, {result.from_cache} from "
+            "the cache); "
+            f"table in {result.folder}/{{{','.join(TABLE_FILES)}}}, runs in "
+            f"{result.folder / RUNS_FOLDER}",
+            soft_wrap=True,
+        )
 
 
 @app.command()

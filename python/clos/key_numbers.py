@@ -1,51 +1,111 @@
-"""The handful of numbers that characterise a run, shared by `clos report` and `clos compare`.
+"""The handful of numbers that characterise a run, shared by `clos report`, `clos compare` and
+the tidy table of `clos sweep`.
 
 Each is read from the saved summary alone, so a report of a large run never re-scans its tables,
-and a value the run could not measure (null, or a section older results lack) shows as "-".
+and a value the run could not measure (null, or a section older results lack) shows as "-" in
+the reports and as null in a sweep's table. Each key number is data (where in the summary, what
+column, how to format) rather than a closure, so that reports format it and sweeps keep the
+number itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from clos import units
 from clos.results import Results
 
-KeyNumber = tuple[str, str, Callable[[Results], str]]
 
-
-def summary_value(fmt: Callable[[object], str], *keys: str) -> Callable[[Results], str]:
+def summary_value(fmt: Callable[[Any], str], *keys: str) -> Callable[[Results], str]:
     """The formatted summary value at `keys` of a run (fresh or saved)."""
 
     def value(run: Results) -> str:
-        found = run.get(*keys)
-        # Text where a number belongs would make the formatter raise: show it as missing.
-        return fmt(found if isinstance(found, int | float) else None)
+        return fmt(number(run.get(*keys)))
 
     return value
 
 
-# (section, quantity, value): sections group the rows of the HTML and terminal tables.
+def number(found: object) -> int | float | None:
+    """A summary value as a number; text where a number belongs counts as missing."""
+    if isinstance(found, bool) or not isinstance(found, int | float):
+        return None
+    return found
+
+
+class KeyNumber(NamedTuple):
+    section: str
+    quantity: str
+    # The sweep table's column: snake case, with the unit when it has one (`fct_p99_s`).
+    column: str
+    keys: tuple[str, ...]
+    fmt: Callable[[Any], str]
+    # Measures the simulator rather than the network, so it varies from run to run and machine
+    # to machine (sweeps leave these out when they compare backends).
+    timing: bool = False
+
+    def value(self, run: Results) -> str:
+        return self.fmt(number(run.get(*self.keys)))
+
+    @property
+    def integer(self) -> bool:
+        """Counts and byte sizes are integers in the summary, and stay so in a sweep's table."""
+        return self.fmt in (units.count, units.megabytes)
+
+
+# Sections group the rows of the HTML and terminal tables.
 KEY_NUMBERS: list[KeyNumber] = [
-    ("flows", "flows", summary_value(units.count, "flows", "count")),
-    ("flows", "finished", summary_value(units.count, "flows", "finished")),
-    ("flows", "FCT mean", summary_value(units.duration, "flows", "fct_mean_s")),
-    ("flows", "FCT p50", summary_value(units.duration, "flows", "fct_p50_s")),
-    ("flows", "FCT p99", summary_value(units.duration, "flows", "fct_p99_s")),
-    ("flows", "FCT p99.9", summary_value(units.duration, "flows", "fct_p999_s")),
-    ("flows", "short-flow FCT p99", summary_value(units.duration, "fct", "short", "fct_s", "p99")),
-    ("flows", "slowdown p99", summary_value(units.ratio, "fct", "all", "slowdown", "p99")),
-    ("flows", "retransmits", summary_value(units.count, "flows", "retransmits")),
-    ("flows", "timeouts", summary_value(units.count, "flows", "timeouts")),
-    ("goodput", "aggregate goodput", summary_value(units.rate, "goodput", "aggregate_bps")),
-    ("goodput", "efficiency", summary_value(units.percent, "goodput", "efficiency")),
-    ("goodput", "Jain fairness", summary_value(units.ratio, "goodput", "jain")),
-    ("goodput", "completion time", summary_value(units.duration, "goodput", "completion_time_s")),
-    ("packets", "sent", summary_value(units.count, "packets", "sent")),
-    ("packets", "dropped", summary_value(units.count, "packets", "dropped")),
-    ("simulator", "events/s", summary_value(units.millions_per_second, "stats", "events_per_sec")),
-    ("simulator", "CPU time", summary_value(units.duration, "stats", "cpu_seconds")),
-    ("simulator", "peak memory", summary_value(units.megabytes, "stats", "peak_memory_bytes")),
+    KeyNumber("flows", "flows", "flows", ("flows", "count"), units.count),
+    KeyNumber("flows", "finished", "finished", ("flows", "finished"), units.count),
+    KeyNumber("flows", "FCT mean", "fct_mean_s", ("flows", "fct_mean_s"), units.duration),
+    KeyNumber("flows", "FCT p50", "fct_p50_s", ("flows", "fct_p50_s"), units.duration),
+    KeyNumber("flows", "FCT p99", "fct_p99_s", ("flows", "fct_p99_s"), units.duration),
+    KeyNumber("flows", "FCT p99.9", "fct_p999_s", ("flows", "fct_p999_s"), units.duration),
+    KeyNumber(
+        "flows",
+        "short-flow FCT p99",
+        "short_fct_p99_s",
+        ("fct", "short", "fct_s", "p99"),
+        units.duration,
+    ),
+    KeyNumber(
+        "flows", "slowdown p99", "slowdown_p99", ("fct", "all", "slowdown", "p99"), units.ratio
+    ),
+    KeyNumber("flows", "retransmits", "retransmits", ("flows", "retransmits"), units.count),
+    KeyNumber("flows", "timeouts", "timeouts", ("flows", "timeouts"), units.count),
+    KeyNumber(
+        "goodput", "aggregate goodput", "goodput_bps", ("goodput", "aggregate_bps"), units.rate
+    ),
+    KeyNumber("goodput", "efficiency", "efficiency", ("goodput", "efficiency"), units.percent),
+    KeyNumber("goodput", "Jain fairness", "jain", ("goodput", "jain"), units.ratio),
+    KeyNumber(
+        "goodput",
+        "completion time",
+        "completion_time_s",
+        ("goodput", "completion_time_s"),
+        units.duration,
+    ),
+    KeyNumber("packets", "sent", "packets_sent", ("packets", "sent"), units.count),
+    KeyNumber("packets", "dropped", "packets_dropped", ("packets", "dropped"), units.count),
+    KeyNumber(
+        "simulator",
+        "events/s",
+        "events_per_sec",
+        ("stats", "events_per_sec"),
+        units.millions_per_second,
+        timing=True,
+    ),
+    KeyNumber(
+        "simulator", "CPU time", "cpu_seconds", ("stats", "cpu_seconds"), units.duration, True
+    ),
+    KeyNumber(
+        "simulator",
+        "peak memory",
+        "peak_memory_bytes",
+        ("stats", "peak_memory_bytes"),
+        units.megabytes,
+        timing=True,
+    ),
 ]
 
 
@@ -67,8 +127,12 @@ def _directory(fmt: Callable[[object], str], key: str) -> Callable[[Results], st
     return summary_value(fmt, "directory", key)
 
 
+# (section, quantity, formatted value): rows computed from more than one summary value.
+Row = tuple[str, str, Callable[[Results], str]]
+
 # Shown only when a run modelled VL2's directory (a `[directory]` table; docs/directory.md).
-DIRECTORY_NUMBERS: list[KeyNumber] = [
+# Reports only: a sweep's table keeps the key numbers above.
+DIRECTORY_NUMBERS: list[Row] = [
     ("directory", "lookups", _directory(units.count, "lookups")),
     ("directory", "cache hits", _directory(units.count, "cache_hits")),
     ("directory", "lookup wait mean", _directory(units.duration, "lookup_wait_mean_s")),
@@ -79,10 +143,11 @@ DIRECTORY_NUMBERS: list[KeyNumber] = [
 ]
 
 
-def key_numbers(runs: Sequence[Results]) -> list[KeyNumber]:
+def key_numbers(runs: Sequence[Results]) -> list[Row]:
     """The rows that apply to these runs: the directory's only if one of them modelled it."""
     with_directory = any(isinstance(run.get("directory"), dict) for run in runs)
-    return KEY_NUMBERS + (DIRECTORY_NUMBERS if with_directory else [])
+    rows: list[Row] = [(k.section, k.quantity, k.value) for k in KEY_NUMBERS]
+    return rows + (DIRECTORY_NUMBERS if with_directory else [])
 
 
 def rows(runs: Sequence[Results]) -> list[tuple[str, ...]]:

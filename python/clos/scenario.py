@@ -43,11 +43,7 @@ def find(ref: str | PathLike[str]) -> Path:
 def load_scenario(ref: str | PathLike[str]) -> dict[str, Any]:
     """Parse a scenario file, with workload files made relative to the file rather than the cwd."""
     path = find(ref)
-    text = path.read_text(encoding="utf-8")
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise _syntax_error(path, text, error) from None
+    table = read_toml(path)
     workload = table.get("workload")
     if isinstance(workload, dict):
         _resolve_workload_paths(workload, path.parent)
@@ -72,6 +68,15 @@ def _resolve_workload_paths(workload: dict[str, Any], folder: Path) -> None:
             _resolve_workload_paths(part, folder)
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table; a syntax error names the file, the line and what is on it."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _syntax_error(path, text, error) from None
+
+
 def _syntax_error(path: Path, text: str, error: tomllib.TOMLDecodeError) -> ScenarioError:
     reason = str(error)
     position = _POSITION.search(reason)
@@ -90,21 +95,32 @@ def apply_overrides(table: dict[str, Any], assignments: Iterable[str]) -> dict[s
     result = copy.deepcopy(table)
     for assignment in assignments:
         key, equals, raw = assignment.partition("=")
-        parts = key.strip().split(".")
-        if not equals or not all(parts):
+        if not equals or not is_dotted_key(key.strip()):
             raise ScenarioError(
                 f"--set {assignment!r}: expected KEY=VALUE with a dotted key, "
                 "e.g. routing.scheme=ecmp or seed=3"
             )
-        node = result
-        for depth, part in enumerate(parts[:-1]):
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ScenarioError(
-                    f"--set {assignment!r}: {'.'.join(parts[: depth + 1])} is a value, not a table"
-                )
-        node[parts[-1]] = parse_value(raw.strip())
+        set_field(result, key.strip(), parse_value(raw.strip()), f"--set {assignment!r}")
     return result
+
+
+def is_dotted_key(key: str) -> bool:
+    return all(key.split("."))
+
+
+def set_field(table: dict[str, Any], key: str, value: Any, where: str) -> None:
+    """Set the field a dotted key names (`routing.scheme`), creating tables as needed.
+
+    Shared by `--set` and sweeps so that both read a key the same way; `where` says in errors
+    which input the key came from. Mutates `table`.
+    """
+    parts = key.split(".")
+    node = table
+    for depth, part in enumerate(parts[:-1]):
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ScenarioError(f"{where}: {'.'.join(parts[: depth + 1])} is a value, not a table")
+    node[parts[-1]] = value
 
 
 def parse_value(raw: str) -> Any:

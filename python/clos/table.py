@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
+import polars as pl
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from clos import units
+from clos.batch import COLUMNS
 from clos.key_numbers import slowest_migration, summary_value
 from clos.results import Results
 
 Metric = tuple[str, Callable[[Results], str]]
 
 
-def _summary(section: str, key: str, fmt: Callable[[object], str]) -> Callable[[Results], str]:
+def _summary(section: str, key: str, fmt: Callable[[Any], str]) -> Callable[[Results], str]:
     """A summary value; `section` may be a dotted path (`fct.short.slowdown`)."""
     return summary_value(fmt, *section.split("."), key)
 
@@ -169,3 +173,35 @@ def bench_table(
 
 def _target(what: str, met: bool) -> Text:
     return Text(f"{what} ").append("met" if met else "missed", style="green" if met else "bold red")
+
+
+# The sweep table's columns a terminal has room for, with short headers; the files hold them all.
+SWEEP_SHOWN = {
+    "finished": "done",
+    "fct_p50_s": "FCT p50",
+    "fct_p99_s": "FCT p99",
+    "efficiency": "goodput",
+    "jain": "Jain",
+    "packets_dropped": "drops",
+}
+
+
+def sweep_table(table: pl.DataFrame, parameters: Sequence[str], title: str) -> Table:
+    """One row per run: its parameter values, then a few key numbers formatted as in reports."""
+    shown = [column for column in COLUMNS if column.column in SWEEP_SHOWN]
+    headers = [*parameters, *(SWEEP_SHOWN[column.column] for column in shown)]
+    cells = [
+        [str(row[name]) for name in parameters]
+        + [column.fmt(row[column.column]) for column in shown]
+        for row in table.iter_rows(named=True)
+    ]
+    # No vertical rules, so that a few parameters and the key numbers fit 80 columns.
+    rich_table = Table(title=title, box=box.SIMPLE_HEAD)
+    for index, header in enumerate(headers):
+        # Values keep their width (a cut number misleads); on a narrow terminal headers wrap.
+        width = max((len(row[index]) for row in cells), default=0)
+        justify: Literal["left", "right"] = "left" if index < len(parameters) else "right"
+        rich_table.add_column(header, justify=justify, min_width=width)
+    for row in cells:
+        rich_table.add_row(*row)
+    return rich_table
