@@ -59,7 +59,11 @@ HEADER = ["claim", "where", "paper", "ours", "ours/paper", "verdict", "note"]
 def verdict_table(verdicts: Sequence[Verdict], title: str) -> Table:
     table = Table(title=title, show_lines=False)
     for name in HEADER:
-        table.add_column(name, overflow="fold")
+        # The note is cut to a line here; claims.csv and reproduce.html have it in full.
+        if name == "note":
+            table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
+        else:
+            table.add_column(name, no_wrap=name in ("claim", "verdict"))
     for row, v in zip(verdict_rows(verdicts), verdicts, strict=True):
         row[5] = Text(v.status, style=STYLES.get(v.status, ""))  # type: ignore[call-overload]
         table.add_row(*row)
