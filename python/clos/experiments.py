@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clos._core import ScenarioError
-from clos.claim_expr import parse
+from clos.claim_expr import FUNCTIONS, parse
 from clos.scenario import Scenario
 
 SCALES = ("small", "paper")
@@ -240,8 +240,6 @@ def _chains(expr: ast.expr) -> list[list[str]]:
 
 
 def _experiments_used(expr: ast.expr) -> list[str]:
-    from clos.claim_expr import FUNCTIONS
-
     used: list[str] = []
     for chain in _chains(expr):
         if chain[0] not in FUNCTIONS and chain[0] not in used:

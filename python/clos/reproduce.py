@@ -113,7 +113,8 @@ def run_experiments(
 def judge(
     claims: Sequence[Claim], papers: dict[str, Paper], records: dict[tuple[str, str, str], RunRecord]
 ) -> list[Verdict]:
-    return [_judge(claim, papers[claim.paper], records) for claim in claims]
+    names = {key: _names(paper, records) for key, paper in papers.items()}
+    return [_judge(claim, names[claim.paper]) for claim in claims]
 
 
 def _names(paper: Paper, records: dict[tuple[str, str, str], RunRecord]) -> dict[str, Any]:
@@ -133,10 +134,7 @@ def _names(paper: Paper, records: dict[tuple[str, str, str], RunRecord]) -> dict
     return names
 
 
-def _judge(
-    claim: Claim, paper: Paper, records: dict[tuple[str, str, str], RunRecord]
-) -> Verdict:
-    names = _names(paper, records)
+def _judge(claim: Claim, names: dict[str, Any]) -> Verdict:
     try:
         ours = evaluate(claim.ours, names)
         if isinstance(ours, bool) or not isinstance(ours, int | float):
