@@ -98,6 +98,8 @@ pub struct EventQueue {
     overflow: BinaryHeap<Entry>,
     /// Emptied bucket vectors kept for reuse, so that only non-empty buckets hold memory.
     spare: Vec<Vec<Entry>>,
+    /// The largest bucket capacity so far: a recycled bucket that overflows grows straight to it.
+    high_water: usize,
     seq: u64,
 }
 
@@ -116,6 +118,7 @@ impl EventQueue {
             in_wheel: 0,
             overflow: BinaryHeap::new(),
             spare: Vec::new(),
+            high_water: 0,
             seq: 0,
         }
     }
@@ -160,6 +163,19 @@ impl EventQueue {
         if bucket.capacity() == 0 {
             if let Some(v) = self.spare.pop() {
                 *bucket = v;
+            }
+        }
+        // Spare buckets come back in any order, so a small one may meet the next burst. Growing
+        // it straight to the largest size seen (instead of doubling from its own) means each
+        // recycled vector grows at most once more: with synchronised senders (every 10 Gb/s
+        // port finishing a packet in the same 1.2 us) bursts recur, and doubling from small
+        // capacities kept allocating long after warm-up.
+        if bucket.len() == bucket.capacity() {
+            if bucket.capacity() < self.high_water {
+                bucket.reserve_exact(self.high_water - bucket.len());
+            } else {
+                bucket.reserve(1);
+                self.high_water = bucket.capacity();
             }
         }
         bucket.push(e);

@@ -186,8 +186,11 @@ impl Sender {
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
         self.rtt_sample(now.saturating_sub(echo));
+        // An ACK overtaken by a later one (sprayed ACKs reorder) still carries SACK news, but
+        // only above `una`: blocks below it would be counted in pipe against acknowledged data.
+        let floor = cum.max(self.una);
         for &(a, b) in sack {
-            let (a, b) = (a.max(cum), b.min(self.nxt));
+            let (a, b) = (a.max(floor), b.min(self.nxt));
             if a < b {
                 self.sacked.insert(a, b);
             }
@@ -234,7 +237,9 @@ impl Sender {
                 }
                 Recovery::None => self.grow(acked),
             }
-        } else if self.outstanding() {
+        } else if cum == self.una && self.outstanding() {
+            // RFC 5681 §2: a duplicate ACK repeats the highest cumulative ACK; an older one
+            // is reordering on the reverse path, not a sign of loss.
             self.dupacks += 1;
         }
         if let Some(g) = p.dctcp_g {
@@ -453,5 +458,28 @@ mod tests {
                 assert_eq!(s.stats.spurious, 0);
             }
         }
+    }
+
+    /// ACKs overtake each other when the fabric sprays them. An ACK older than `una` must not
+    /// count as a duplicate (RFC 5681 §2: a duplicate acknowledges the highest sequence seen),
+    /// and its SACK blocks below `una` must not enter the scoreboard: "pipe" would count them
+    /// against data already acknowledged, and a pipe that wraps around stops the flow for good
+    /// (timeouts that never resend).
+    #[test]
+    fn a_stale_ack_does_not_count_as_duplicate_or_sack_below_una() {
+        let p = params();
+        let mut s = Sender::new(10_000, &p);
+        s.cwnd = 10_000;
+        drain(&mut s);
+        s.on_ack(10, 6, &NO_SACK, false, 0, &p); // una = 6, segments 6..10 outstanding
+        // A late ACK from before: cum 2, SACKing 3..5 (all below una now).
+        for _ in 0..4 {
+            s.on_ack(11, 2, &[(3, 5), (0, 0), (0, 0)], false, 0, &p);
+        }
+        assert_eq!(s.stats.fast_recoveries, 0, "stale ACKs are not duplicates");
+        assert_eq!(s.pipe(), 4, "segments 6..10 in flight");
+        // The tail is lost: the timer resends it.
+        s.on_timeout();
+        assert_eq!(drain(&mut s), vec![(6, true)]);
     }
 }
