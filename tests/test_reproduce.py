@@ -106,6 +106,22 @@ def test_a_known_deviation_is_reported_but_does_not_fail(tmp_path: Path, tiny: P
     assert passed([verdict])
 
 
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(tmp_path: Path, tiny: Path, width: int):
+    from rich.console import Console
+
+    from clos.reproduce_report import verdict_table
+
+    claims = RATIO + 'known_deviation = "' + "a long explanation " * 20 + '"\n'
+    verdicts = verdicts_for(tmp_path, tiny, claims, 1.0, 0.4)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(verdict_table(verdicts, "toy", width))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    # Ours (0.4), the ratio and the verdict survive at any width; the note gives way first.
+    assert "0.4" in text and "differs" in text
+
+
 def test_only_names_unknown_claims(tmp_path: Path, tiny: Path):
     write_paper(tmp_path, tiny, RATIO)
     papers = load_papers(tmp_path)

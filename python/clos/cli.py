@@ -356,7 +356,7 @@ def reproduce(
             runs, scale, folder, scheduler=scheduler, workers=workers, progress=not quiet
         )
         verdicts = judge(claims, papers, records)
-        stdout.print(verdict_table(verdicts, f"{paper}: {scale} scale"))
+        stdout.print(verdict_table(verdicts, f"{paper}: {scale} scale", stdout.width))
         page = write_report(verdicts, papers, records, scale, folder)
         stdout.print(f"wrote {page}", soft_wrap=True)
         if not passed(verdicts):

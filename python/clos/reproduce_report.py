@@ -56,18 +56,52 @@ def verdict_rows(verdicts: Sequence[Verdict]) -> list[list[str]]:
 HEADER = ["claim", "where", "paper", "ours", "ours/paper", "verdict", "note"]
 
 
-def verdict_table(verdicts: Sequence[Verdict], title: str) -> Table:
+def verdict_table(verdicts: Sequence[Verdict], title: str, width: int) -> Table:
+    """The terminal table for a console `width` columns wide. The claim, the paper's value, ours,
+    the ratio and the verdict always show in full; "where" shows if it fits, and the note takes
+    what is left, cut to one line (claims.csv and reproduce.html have it in full). On a narrow
+    terminal (80 columns in CI logs) the numbers stay readable and only the words give way."""
+    rows = verdict_rows(verdicts)
+    # Paper texts such as "1.6x (1.5x in Fig. 9)" are cut to this; the page has them whole.
+    rows = [r[:2] + [_cut(r[2], 16)] + r[3:] for r in rows]
+    widths = {name: max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(HEADER)}
+    shown = ["claim", "paper", "ours", "ours/paper", "verdict"]
+    # Each column costs its width plus 3 (padding and a border), and the table 1 more.
+    used = 1 + sum(widths[c] + 3 for c in shown)
+    if used > width:
+        return _narrow_table(rows, verdicts, title)
+    if used + widths["where"] + 3 + 13 <= width:
+        shown.insert(1, "where")
+        used += widths["where"] + 3
+    if used + 13 <= width:
+        shown.append("note")
     table = Table(title=title, show_lines=False)
-    for name in HEADER:
-        # The note is cut to a line here; claims.csv and reproduce.html have it in full.
+    for name in shown:
         if name == "note":
-            table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
+            table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=width - used - 3)
         else:
-            table.add_column(name, no_wrap=name in ("claim", "verdict"))
-    for row, v in zip(verdict_rows(verdicts), verdicts, strict=True):
-        row[5] = Text(v.status, style=STYLES.get(v.status, ""))  # type: ignore[call-overload]
-        table.add_row(*row)
+            table.add_column(name, no_wrap=True, min_width=widths[name])
+    for row, v in zip(rows, verdicts, strict=True):
+        cells: dict[str, str | Text] = dict(zip(HEADER, row, strict=True))
+        cells["verdict"] = Text(v.status, style=STYLES.get(v.status, ""))
+        table.add_row(*(cells[name] for name in shown))
     return table
+
+
+def _narrow_table(rows: list[list[str]], verdicts: Sequence[Verdict], title: str) -> Table:
+    """Too narrow for a column each: the verdict, the claim, and "ours vs paper (ratio)" wrapped."""
+    table = Table(title=title, box=None, show_header=True, pad_edge=False)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("claim", no_wrap=True)
+    table.add_column("ours vs paper (ours/paper)", overflow="fold")
+    for row, v in zip(rows, verdicts, strict=True):
+        ratio = f" ({row[4]})" if row[4] != "-" else ""
+        table.add_row(Text(v.status, style=STYLES.get(v.status, "")), row[0], f"{row[3]} vs {row[2]}{ratio}")
+    return table
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def write_report(
