@@ -122,6 +122,20 @@ def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(tmp_path: Path,
     assert "0.4" in text and "differs" in text
 
 
+def test_goodput_between_reads_a_window_of_the_time_series(tmp_path: Path, tiny: Path):
+    """A window is given as fractions of the run; the value is the bytes of the bins that start
+    in it over the window's length, as summing the saved time series by hand gives it."""
+    from clos.claim_expr import Node, goodput_between
+
+    results = clos.run(clos.Scenario.load(tiny, ["stop=4ms", "output.bin=1ms"]))
+    results.save(tmp_path / "run")
+    run = Node(results.summary, "toy.run", lambda: clos.Results.load(tmp_path / "run"))
+    series = results.timeseries
+    by_hand = series.filter(series["bin_start_ps"] >= 1_000_000_000)["bytes"].sum() * 8 / 3e-3
+    assert goodput_between(run, 0.25, 1) == pytest.approx(by_hand, rel=1e-12)
+    assert goodput_between(run, 0, 1) * 4 == pytest.approx(goodput_between(run, 0, 0.25) + 3 * by_hand)
+
+
 def test_only_names_unknown_claims(tmp_path: Path, tiny: Path):
     write_paper(tmp_path, tiny, RATIO)
     papers = load_papers(tmp_path)

@@ -55,6 +55,16 @@ def test_overrides_set_nested_keys_without_touching_the_original():
     assert table == {"routing": {"scheme": "vlb"}, "seed": 1}
 
 
+def test_overrides_index_arrays_of_tables_and_name_the_range_when_out_of_it():
+    table = {"workload": {"services": [{"name": "a"}, {"name": "b"}]}}
+    overridden = apply_overrides(table, ["workload.services.1.start=60ms"])
+    assert overridden["workload"]["services"] == [{"name": "a"}, {"name": "b", "start": "60ms"}]
+    with pytest.raises(clos.ScenarioError, match=r"array of 2 tables; name one by its index, 0 to 1"):
+        apply_overrides(table, ["workload.services.2.start=1ms"])
+    with pytest.raises(clos.ScenarioError, match="workload.services.0.name is a value"):
+        apply_overrides(table, ["workload.services.0.name.x=1"])
+
+
 def test_flow_file_is_relative_to_the_scenario(tmp_path: Path):
     folder = tmp_path / "experiment"
     folder.mkdir()

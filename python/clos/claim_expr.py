@@ -2,13 +2,14 @@
 
 A claim's `ours` reads like `plts.spray_rr.goodput.aggregate_bps / plts.ecmp.goodput.aggregate_bps`:
 an experiment, a run, then a path into that run's summary. Arithmetic (+ - * /), numbers, and a
-few functions over runs (`service`, `tier`, `rate_spread`) are allowed; nothing else is
+few functions over runs (`service`, `tier`, `rate_spread`, `goodput_between`) are allowed; nothing else is
 evaluated, so a claims file cannot run code. Python's own parser does the parsing.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -106,8 +107,33 @@ def rate_spread(run: Node, service_name: str | None = None) -> float:
     return max(rates) / min(rates)
 
 
+def goodput_between(run: Node, start: float, stop: float, service_name: str | None = None) -> float:
+    """Goodput (b/s) in a window of the run, from the goodput time series: the bins that start in
+    [start, stop), with start and stop as fractions of the run's simulated time, so that a window
+    scales with a timeline that does (a `small` scale dividing the paper's times). Over all
+    services, or over `service_name`'s flows. VL2 §5.3 and §5.4 read goodput before, during and
+    after a change this way."""
+    if run.tables is None:
+        raise Missing(f"{run.path}: the time series is not available")
+    if not 0 <= start < stop <= 1:
+        raise Missing(f"{run.path}: window [{start}, {stop}) is not within [0, 1] of the run")
+    length = run.attr("stats").attr("simulated_seconds")
+    bin_s = run.attr("links").attr("bin_s")
+    series = run.tables().timeseries
+    if service_name is not None:
+        series = series.filter(series["service"] == service_name)
+    first = math.ceil(start * length / bin_s - 1e-9)
+    last = math.ceil(stop * length / bin_s - 1e-9)  # exclusive
+    if last <= first:
+        raise Missing(f"{run.path}: window [{start}, {stop}) holds no whole {bin_s} s bin")
+    starts = pl.col("bin_start_ps").cast(pl.Float64) / 1e12 / bin_s
+    inside = series.filter((starts.round(0) >= first) & (starts.round(0) < last))
+    return float(inside["bytes"].sum()) * 8 / ((last - first) * bin_s)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "service": service,
+    "goodput_between": goodput_between,
     "tier": tier,
     "bucket": bucket,
     "rate_spread": rate_spread,

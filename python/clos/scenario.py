@@ -109,18 +109,37 @@ def is_dotted_key(key: str) -> bool:
 
 
 def set_field(table: dict[str, Any], key: str, value: Any, where: str) -> None:
-    """Set the field a dotted key names (`routing.scheme`), creating tables as needed.
+    """Set the field a dotted key names (`routing.scheme`), creating tables as needed. A number
+    picks an entry of an array of tables, counting from 0 (`workload.services.1.start`,
+    `failures.0.at`); it must name an entry that exists.
 
     Shared by `--set` and sweeps so that both read a key the same way; `where` says in errors
     which input the key came from. Mutates `table`.
     """
     parts = key.split(".")
-    node = table
-    for depth, part in enumerate(parts[:-1]):
-        node = node.setdefault(part, {})
-        if not isinstance(node, dict):
-            raise ScenarioError(f"{where}: {'.'.join(parts[: depth + 1])} is a value, not a table")
-    node[parts[-1]] = value
+    node: Any = table
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ScenarioError(
+                    f"{where}: {'.'.join(parts[:depth])} is an array of {len(node)} tables; "
+                    f"name one by its index, 0 to {len(node) - 1} (e.g. {'.'.join(parts[:depth])}.0)"
+                )
+            if last:
+                node[int(part)] = value
+                return
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+                return
+            node = node.setdefault(part, {})
+        else:
+            raise ScenarioError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
+        if not isinstance(node, dict | list):
+            raise ScenarioError(f"{where}: {here} is a value, not a table")
 
 
 def parse_value(raw: str) -> Any:
