@@ -10,10 +10,13 @@
 //! already placed). With delta = 1 nothing is split (LocalFlow-NS, §4).
 //!
 //! Splitting is spatial (§5, subflow rules on TCP sequence bits): a flow is cut into flowlets of
-//! t contiguous bytes (t = 2 MSS at ToRs, 1 MSS above, §5), and flowlet k goes to the port that
-//! owns slot `k mod 16` of a 16-slot pattern, so split ratios are multiples of 1/16 (the paper's
-//! prefix patterns give powers of two; 16 slots is four bits of wildcard match). A random
-//! initial sequence number per flow keeps flows' flowlet boundaries apart.
+//! t contiguous bytes (t = 2 MSS at ToRs, 1 MSS above, §5), and each flowlet goes to the port
+//! that owns its slot of a 16-slot pattern, so split ratios are multiples of 1/16 (the paper's
+//! prefix patterns give powers of two; 16 slots is four bits of wildcard match). The slot is four
+//! sequence-number bits, and each tier matches different bits (`slot_index`): with overlapping
+//! bits an aggregation switch would see only the part of its pattern that the ToR's subflow
+//! happens to hit. A random initial sequence number per flow keeps flows' flowlet boundaries
+//! apart.
 //!
 //! Our choices where the paper is silent: a flow with no rule yet (first seen since the last
 //! round) follows ECMP until the next round; a rule that carried no bytes in an interval is
@@ -104,10 +107,9 @@ impl LocalFlow {
             Action::Default => super::pick(group, self.ecmp.hash(switch, pkt.entropy)),
             Action::Port(p) => p,
             Action::Split(slots) => {
-                let t = if f.topo.role(switch) == Role::Tor { 2 * self.mss } else { self.mss };
                 let offset = if pkt.has(FLAG_ACK) { 0 } else { pkt.seg as u64 * self.mss };
                 let isn = mix64(pkt.entropy ^ self.isn_salt) >> 32;
-                slots[((offset + isn) / t) as usize % SLOTS]
+                slots[slot_index(f.topo.role(switch), (offset + isn) / self.mss)]
             }
         }
     }
@@ -224,6 +226,24 @@ fn bin_pack(mut flows: Vec<(f64, usize)>, n_links: usize, delta: f64) -> Vec<(f6
     bins
 }
 
+/// The pattern slot at a switch of `role` for the `n`-th MSS-sized block of a flow's sequence
+/// space (the initial sequence number included). Each splitting tier matches its own sequence
+/// bits (in MSS units): ToRs bits 1-4 (flowlets of t = 2 MSS), aggregation switches bit 0 and
+/// bits 5-7 (t = 1 MSS), cores (VL2 intermediates splitting down) bits 8-11. Were an
+/// aggregation switch to match bits 0-3, as the plain "bits above lg t" rule gives, bits 1-3 would
+/// be the ToR's: a subflow the ToR sent it would only ever hit a fixed subset of its slots (with
+/// 4-way splits at both tiers, 2 of its 4 uplinks carry every flow). Disjoint bits make each
+/// tier's split independent of the one before it, so every subflow is split in the tier's own
+/// ratio (exactly, over 256 MSS of sequence space).
+fn slot_index(role: Role, n: u64) -> usize {
+    let slot = match role {
+        Role::Tor => n >> 1,
+        Role::Agg => (n & 1) | ((n >> 5) & 7) << 1,
+        Role::Core | Role::Host => n >> 8,
+    };
+    slot as usize % SLOTS
+}
+
 /// A rule's action from its pieces `(rule, port, amount)`: one port, or a 16-slot pattern with
 /// slot counts by largest remainder, interleaved by bit reversal so each port's flowlets are
 /// spread out in sequence space.
@@ -294,5 +314,56 @@ mod tests {
         let Action::Split(slots) = split_action(&[(0, 1, 1.0), (0, 2, 1.0), (0, 3, 2.0)]) else { panic!() };
         assert_eq!([1, 2, 3].map(|p| slots.iter().filter(|&&x| x == p).count()), [4, 4, 8]);
         assert!(matches!(split_action(&[(0, 5, 100.0), (0, 6, 0.001)]), Action::Port(5)));
+    }
+
+    /// A subflow a ToR sends to one aggregation switch must be split by that switch in the
+    /// switch's own ratio, whatever the ToR's pattern: the tiers' sequence bits are disjoint.
+    /// (With the aggregation tier on bits 0-3 of the MSS index, overlapping the ToR's bits 1-4,
+    /// every ToR subflow of a 4-way split reached only 2 of the aggregation switch's 4 ports.)
+    #[test]
+    fn a_subflow_from_the_tor_is_split_by_the_next_tier_in_its_own_ratio() {
+        let tor_patterns = [
+            split_action(&[(0, 0, 1.0), (0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0)]),
+            split_action(&[(0, 0, 1.0), (0, 1, 1.0)]),
+            split_action(&[(0, 0, 8.0), (0, 1, 5.0), (0, 2, 3.0)]),
+        ];
+        let agg_pieces = [
+            vec![(0, 10, 1.0), (0, 11, 1.0), (0, 12, 1.0), (0, 13, 1.0)],
+            vec![(0, 10, 5.0), (0, 11, 4.0), (0, 12, 4.0), (0, 13, 3.0)],
+        ];
+        for tor in tor_patterns {
+            let Action::Split(tor) = tor else { panic!("expected a split") };
+            for pieces in &agg_pieces {
+                let Action::Split(agg) = split_action(pieces) else { panic!("expected a split") };
+                for isn_blocks in [0u64, 1, 7, 12_345] {
+                    // Per ToR port, the segments each aggregation port carries over 512 MSS.
+                    let mut count = [[0u64; 4]; 4];
+                    for n in isn_blocks..isn_blocks + 512 {
+                        let up = tor[slot_index(Role::Tor, n)] as usize;
+                        count[up][agg[slot_index(Role::Agg, n)] as usize - 10] += 1;
+                    }
+                    for (up, c) in count.iter().enumerate() {
+                        let total: u64 = c.iter().sum();
+                        if total == 0 {
+                            continue;
+                        }
+                        for (j, &x) in c.iter().enumerate() {
+                            let want = agg.iter().filter(|&&p| p as usize == j + 10).count() as u64 * total / SLOTS as u64;
+                            assert_eq!(x, want, "ToR port {up}: aggregation ports get {c:?}, pattern {agg:?}");
+                        }
+                    }
+                }
+            }
+        }
+        // Cores (VL2 intermediates) use bits of their own too.
+        for n in 0..4096u64 {
+            let (t, a, c) = (slot_index(Role::Tor, n), slot_index(Role::Agg, n), slot_index(Role::Core, n));
+            assert!(t < SLOTS && a < SLOTS && c < SLOTS);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for n in 0..(1u64 << 12) {
+            seen.insert((slot_index(Role::Tor, n), slot_index(Role::Agg, n), slot_index(Role::Core, n)));
+        }
+        assert_eq!(seen.len(), SLOTS * SLOTS * SLOTS, "the three tiers' slots vary independently");
     }
 }
