@@ -18,12 +18,19 @@
 //! happens to hit. A random initial sequence number per flow keeps flows' flowlet boundaries
 //! apart.
 //!
+//! With `split = "counter"` a rule instead counts its packets at each switch and sends its n-th
+//! packet to slot `(n / t) mod 16` (t = 2 packets at ToRs, 1 above): §5's counter-based splitting.
+//! Sequence bits send a retransmission back to its original's port, so a queue that grows and
+//! reorders its segments is fed their spurious retransmissions; a counter spreads them
+//! (docs/load-balancers.md, "LocalFlow on a permutation").
+//!
 //! Our choices where the paper is silent: a flow with no rule yet (first seen since the last
 //! round) follows ECMP until the next round; a rule that carried no bytes in an interval is
 //! removed (the flow ended or stalled).
 
 use super::ecmp::Ecmp;
-use super::{params::RoutingSpec, Fabric, PreHashedMap, Scheme};
+use super::params::{RoutingSpec, SplitBy};
+use super::{Fabric, PreHashedMap, Scheme};
 use crate::packet::{Packet, FLAG_ACK};
 use crate::rng::{mix64, next_u64, Streams};
 use crate::topology::{Role, Topology};
@@ -43,6 +50,8 @@ struct Rule {
     dst: u32,
     group: u32,
     bytes: u64,
+    /// Packets this rule has forwarded at this switch (`split = "counter"`).
+    packets: u64,
     action: Action,
 }
 
@@ -56,6 +65,7 @@ struct SwitchRules {
 pub struct LocalFlow {
     pub interval: Time,
     slack: f64,
+    split: SplitBy,
     mss: u64,
     ecmp: Ecmp,
     isn_salt: u64,
@@ -74,6 +84,7 @@ impl LocalFlow {
         LocalFlow {
             interval: spec.interval.map_or(50_000_000_000, |d| d.0),
             slack,
+            split: spec.split.unwrap_or_default(),
             mss: mss as u64,
             ecmp: Ecmp::new(topo, streams),
             isn_salt: next_u64(&mut s),
@@ -97,20 +108,27 @@ impl LocalFlow {
             None => {
                 sw.index.insert(pkt.entropy, sw.rules.len() as u32);
                 sw.keys.push(pkt.entropy);
-                sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, action: Action::Default });
+                sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, packets: 0, action: Action::Default });
                 sw.rules.len() - 1
             }
         };
         let rule = &mut sw.rules[i];
         rule.bytes += pkt.wire_bytes();
+        rule.packets += 1;
         match rule.action {
             Action::Default => super::pick(group, self.ecmp.hash(switch, pkt.entropy)),
             Action::Port(p) => p,
-            Action::Split(slots) => {
-                let offset = if pkt.has(FLAG_ACK) { 0 } else { pkt.seg as u64 * self.mss };
-                let isn = mix64(pkt.entropy ^ self.isn_salt) >> 32;
-                slots[slot_index(f.topo.role(switch), (offset + isn) / self.mss)]
-            }
+            Action::Split(slots) => match self.split {
+                SplitBy::Sequence => {
+                    let offset = if pkt.has(FLAG_ACK) { 0 } else { pkt.seg as u64 * self.mss };
+                    let isn = mix64(pkt.entropy ^ self.isn_salt) >> 32;
+                    slots[slot_index(f.topo.role(switch), (offset + isn) / self.mss)]
+                }
+                SplitBy::Counter => {
+                    let t = if f.topo.role(switch) == Role::Tor { 2 } else { 1 };
+                    slots[((rule.packets - 1) / t) as usize % SLOTS]
+                }
+            },
         }
     }
 

@@ -10,6 +10,19 @@ use crate::error::{bad, Result};
 use crate::units::{ByteSize, Duration, PS_PER_MS, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
+/// LocalFlow: how a split rule picks the subflow of a packet (LocalFlow §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitBy {
+    /// Bits of the TCP sequence number: a retransmission takes its original's port (§5, and
+    /// the paper's evaluation).
+    #[default]
+    Sequence,
+    /// A per-rule packet counter at each switch: consecutive packets of a rule take the pattern's
+    /// slots in turn, whatever their sequence numbers (§5's other technique).
+    Counter,
+}
+
 /// A WCMP weight for the links from one node to another (all parallel links alike).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +61,9 @@ pub struct RoutingSpec {
     /// LocalFlow: slack delta, a fraction of link capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slack: Option<f64>,
+    /// LocalFlow: what a split rule's subflows are cut by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitBy>,
     /// CONGA: DRE decrement period T_dre.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dre_period: Option<Duration>,
@@ -87,6 +103,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "flowcell", schemes: &[Presto], default: "64KB", doc: "flowcell size (Presto §3)" },
     Param { name: "interval", schemes: &[Localflow, LocalflowNs], default: "50ms", doc: "scheduling interval T (LocalFlow §3.2, §7)" },
     Param { name: "slack", schemes: &[Localflow], default: "0.01", doc: "slack delta as a fraction of link capacity; 1 = no splitting (LocalFlow §4)" },
+    Param { name: "split", schemes: &[Localflow], default: "sequence", doc: "how a split rule cuts subflows: \"sequence\" (TCP sequence bits, LocalFlow §5 and its evaluation) or \"counter\" (a per-rule packet counter at each switch, §5's other technique)" },
     Param { name: "dre_period", schemes: &[Conga], default: "16us", doc: "DRE decrement period T_dre (CONGA §3.2)" },
     Param { name: "dre_alpha", schemes: &[Conga], default: "0.1", doc: "DRE decrement factor; tau = T_dre / alpha (CONGA §3.2)" },
     Param { name: "dre_bits", schemes: &[Conga], default: "3", doc: "bits of the quantised congestion metric (CONGA §3.2)" },
@@ -96,7 +113,7 @@ pub const PARAMS: &[Param] = &[
 ];
 
 impl RoutingSpec {
-    fn given(&self) -> [(&'static str, bool); 14] {
+    fn given(&self) -> [(&'static str, bool); 15] {
         [
             ("d", self.d.is_some()),
             ("m", self.m.is_some()),
@@ -106,6 +123,7 @@ impl RoutingSpec {
             ("flowcell", self.flowcell.is_some()),
             ("interval", self.interval.is_some()),
             ("slack", self.slack.is_some()),
+            ("split", self.split.is_some()),
             ("dre_period", self.dre_period.is_some()),
             ("dre_alpha", self.dre_alpha.is_some()),
             ("dre_bits", self.dre_bits.is_some()),
@@ -167,6 +185,9 @@ impl RoutingSpec {
             if !(0.0..=1.0).contains(&x) {
                 return Err(bad("routing.slack", format!("must be in [0, 1], got {x}")));
             }
+        }
+        if uses("split") {
+            self.split.get_or_insert(SplitBy::Sequence);
         }
         if uses("dre_period") {
             if self.dre_period.get_or_insert(Duration(16 * PS_PER_US)).0 == 0 {
