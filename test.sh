@@ -17,5 +17,5 @@ cargo test --release -p clos-directory -- --test-threads=1
 bash scripts/instructions.sh
 .venv/bin/python -m pytest -q
 # The seed papers' claims at the small scale (docs/reproduction.md): fails if one flipped.
-rm -rf results/reproduce-ci  # a fresh run: the cache keys on the scenario, not on the build
+rm -rf results/reproduce-ci  # a fresh run every time, not only after the core changed
 .venv/bin/clos reproduce all --scale small --out results/reproduce-ci --quiet

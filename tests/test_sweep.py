@@ -251,6 +251,16 @@ def test_cache_key_follows_the_contents_of_a_flow_file(tmp_path: Path, tiny: Pat
     assert scenario_key(clos.validate(scenario)) != before
 
 
+def test_cache_key_follows_the_core_build(tiny: Path, monkeypatch: pytest.MonkeyPatch):
+    """A core rebuilt under the same version number must not find the old build's runs."""
+    import clos.run_cache
+
+    normalised = clos.validate(Scenario.load(tiny).table)
+    before = scenario_key(normalised)
+    monkeypatch.setattr(clos.run_cache, "build_digest", lambda: "another build")
+    assert scenario_key(normalised) != before
+
+
 # Bad input: one line naming the spec field and the fix, exit status 2, no traceback.
 
 

@@ -37,7 +37,7 @@ import clos
 from clos import executors, units
 from clos.executors import Job, JobFailed, Outcome
 from clos.key_numbers import KEY_NUMBERS, KeyNumber, number
-from clos.run_cache import RunCache, scenario_key
+from clos.run_cache import RunCache, build_digest, scenario_key
 from clos.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -198,6 +198,11 @@ def _execute(
                 raise RuntimeError(
                     f"a worker runs clos {outcome.version}, this process clos "
                     f"{clos.__version__}: install the same version on every worker"
+                )
+            if outcome.build != build_digest():
+                raise RuntimeError(
+                    f"a worker runs another build of clos {outcome.version} (core digest "
+                    f"{outcome.build}, here {build_digest()}): install the same build on every worker"
                 )
             yield key, outcome
     except JobFailed as failure:

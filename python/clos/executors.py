@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from clos import _core
 from clos.results import Results
+from clos.run_cache import build_digest
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -33,9 +34,11 @@ Job = tuple[str, str]
 
 @dataclass(frozen=True, eq=False)
 class Outcome:
-    """What a worker sends back: the summary, the tables if kept, and which clos produced them."""
+    """What a worker sends back: the summary, the tables if kept, and which clos produced them
+    (its version, and its build's digest)."""
 
     version: str
+    build: str
     summary: dict[str, Any]
     results: Results | None
 
@@ -52,7 +55,7 @@ class JobFailed(Exception):
 def simulate(scenario_json: str, keep_tables: bool) -> Outcome:
     """Run one scenario; what pool and Dask workers execute."""
     results = Results.from_core(dict(_core.run(scenario_json)))
-    return Outcome(_core.version(), results.summary, results if keep_tables else None)
+    return Outcome(_core.version(), build_digest(), results.summary, results if keep_tables else None)
 
 
 def default_workers() -> int:

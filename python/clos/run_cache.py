@@ -3,7 +3,8 @@ instant.
 
 The key is a hash of the scenario as the core will run it (`clos.validate`: every default written
 out, so a scenario that writes `seed = 1` and one that leaves it out share an entry), the clos
-version, and the contents of the files the workload reads (a flows CSV or a CDF file can change
+version and build (a digest of the core extension's file, so that a core rebuilt without a new
+version number does not find the old build's runs), and the contents of the files the workload reads (a flows CSV or a CDF file can change
 under the same path). Two spellings of one quantity that the core keeps as written (`"40us"` and
 `"40000ns"`) hash apart: that costs a rerun, never a wrong answer.
 
@@ -16,6 +17,7 @@ the run is done again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -42,11 +44,18 @@ def scenario_key(normalised: dict[str, Any]) -> str:
     """The cache key of a normalised scenario (the dict `clos.validate` returns)."""
     identity = {
         "clos": _core.version(),
+        "build": build_digest(),
         "scenario": normalised,
         "files": {path: _file_digest(path) for path in sorted(set(_workload_files(normalised)))},
     }
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:KEY_HEX_DIGITS]
+
+
+@functools.cache
+def build_digest() -> str:
+    """A digest of the loaded core extension: two builds of one version hash apart."""
+    return _file_digest(_core.__file__)[:KEY_HEX_DIGITS]
 
 
 def _workload_files(normalised: dict[str, Any]) -> Iterator[str]:
