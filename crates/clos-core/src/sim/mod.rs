@@ -243,6 +243,9 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
+            if let Some(&Event::Arrive { pkt, .. }) = self.queue.next_in_bucket() {
+                self.pool.prefetch(pkt);
+            }
             self.now = t;
             self.events += 1;
             match ev {
