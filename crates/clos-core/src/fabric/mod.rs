@@ -15,11 +15,13 @@
 
 use crate::metrics::histogram::Histograms;
 use crate::topology::{Topology, TIERS};
-use crate::units::{bytes_in, tx_time, Time};
+use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
 
 /// Struct-of-arrays over all ports (directed links).
 pub struct Ports {
     pub rate_bps: Vec<u64>,
+    /// `exact_ps_per_byte(rate_bps)`: 0 where the rate needs the u128 forms.
+    ps_per_byte: Vec<u64>,
     pub delay: Vec<Time>,
     /// Node at the far end.
     pub peer: Vec<u32>,
@@ -65,6 +67,7 @@ impl Ports {
         let is_host_port = |i: usize| t.is_host(t.ports[i].from);
         Ports {
             rate_bps: t.ports.iter().map(|p| p.rate_bps).collect(),
+            ps_per_byte: t.ports.iter().map(|p| exact_ps_per_byte(p.rate_bps)).collect(),
             delay: t.ports.iter().map(|p| p.delay).collect(),
             peer: t.ports.iter().map(|p| p.to).collect(),
             busy_until: vec![0; n],
@@ -103,7 +106,20 @@ impl Ports {
     #[inline]
     pub fn backlog(&self, port: u32, now: Time) -> u64 {
         let p = port as usize;
-        bytes_in(self.busy_until[p].saturating_sub(now), self.rate_bps[p])
+        let dt = self.busy_until[p].saturating_sub(now);
+        match self.ps_per_byte[p] {
+            0 => bytes_in(dt, self.rate_bps[p]),
+            ppb => dt / ppb,
+        }
+    }
+
+    /// Serialisation time of `bytes` at port `p`'s rate (`units::tx_time`).
+    #[inline]
+    fn tx_time(&self, p: usize, bytes: u64) -> Time {
+        match self.ps_per_byte[p] {
+            0 => tx_time(bytes, self.rate_bps[p]),
+            ppb => bytes * ppb,
+        }
     }
 
     /// Bytes `port` has finished serialising by `now`: what it accepted minus its backlog
@@ -156,7 +172,8 @@ impl Ports {
         let p = port as usize;
         let backlog = self.backlog(port, now);
         self.rate_bps[p] = rate_bps;
-        self.busy_until[p] = now + tx_time(backlog, rate_bps);
+        self.ps_per_byte[p] = exact_ps_per_byte(rate_bps);
+        self.busy_until[p] = now + self.tx_time(p, backlog);
         self.entering[p] = 0;
         self.entering_until[p] = now;
     }
@@ -182,7 +199,7 @@ impl Ports {
             self.ecn_marks[p] += 1;
         }
         let start = self.busy_until[p].max(now);
-        let tx = tx_time(wire, self.rate_bps[p]);
+        let tx = self.tx_time(p, wire);
         let done = start + tx;
         if now >= self.entering_until[p] {
             self.entering[p] = 0;
