@@ -5,8 +5,8 @@
 //! in the order they were scheduled (FIFO ties). That promise is what makes runs reproducible
 //! bit for bit, and `same_time_events_run_in_scheduling_order` protects it.
 //!
-//! The calendar is a timing wheel of small per-bucket heaps with a heap for the far future
-//! (see [`EventQueue`]); `same_time_events_run_in_scheduling_order` and
+//! The calendar is a timing wheel of unsorted buckets, the one being run sorted, with a heap for
+//! the far future (see [`EventQueue`]); `same_time_events_run_in_scheduling_order` and
 //! `the_calendar_pops_exactly_what_a_heap_pops` protect its order.
 
 use crate::units::Time;
@@ -61,7 +61,8 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first; the sorted
+    // current bucket likewise keeps its earliest entry last, where `Vec::pop` takes it.
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time, o.seq).cmp(&(self.time, self.seq))
     }
@@ -80,14 +81,16 @@ const WHEEL: u64 = 1 << 11;
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
 /// A calendar (timing wheel) over integer time: events within the next `WHEEL` buckets are kept
-/// unsorted in their bucket; only the bucket being run is a heap, so each operation is
-/// O(log k) for the few events k of one bucket instead of O(log n) with cache misses over all n
-/// pending events (about half of the time with one big heap, see docs/performance.md). The
-/// order is exactly the heap's: by time, then by scheduling order. Bucket vectors are recycled,
+/// unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
+/// and its events are then popped off its end. That is O(log k) per event for the k events of
+/// one bucket instead of O(log n) with cache misses over all n pending events (about half of
+/// the time with one big heap, see docs/performance.md). One sort of a bucket also costs less
+/// than k pops from a heap of it (on B2 a bucket holds ~270 events; docs/performance.md). The
+/// order is exactly a heap's: by time, then by scheduling order. Bucket vectors are recycled,
 /// so once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
-    /// The bucket being run, as a heap.
-    current: BinaryHeap<Entry>,
+    /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
+    current: Vec<Entry>,
     /// Index (time >> BUCKET_BITS) of the bucket in `current`.
     cur: u64,
     /// Bucket `b` (cur < b < cur + WHEEL) lives at `wheel[b % WHEEL]`.
@@ -112,7 +115,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            current: BinaryHeap::with_capacity(n.min(1024)),
+            current: Vec::with_capacity(n.min(1024)),
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             in_wheel: 0,
@@ -130,9 +133,12 @@ impl EventQueue {
         let e = Entry { time, seq: self.seq, event };
         let b = time >> BUCKET_BITS;
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
-        // idle stretch; such an event is still the earliest, so the current heap is its place.
+        // idle stretch; such an event is still the earliest, so the current bucket is its place.
+        // Either way it goes where the order puts it (an event scheduled within the bucket
+        // being run is rare: a hop takes longer than a bucket's 65.5 ns).
         if b <= self.cur {
-            self.current.push(e);
+            let at = self.current.partition_point(|x| *x < e);
+            self.current.insert(at, e);
         } else if b < self.cur + WHEEL {
             self.to_wheel(b, e);
         } else {
@@ -152,7 +158,7 @@ impl EventQueue {
     /// always is); it does not turn the wheel. The loop uses it to prefetch that event's packet.
     #[inline]
     pub fn next_in_bucket(&self) -> Option<&Event> {
-        self.current.peek().map(|e| &e.event)
+        self.current.last().map(|e| &e.event)
     }
 
     /// Time of the next event (turning the wheel to it if needed).
@@ -161,7 +167,7 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.peek().map(|e| e.time)
+        self.current.last().map(|e| e.time)
     }
 
     #[inline]
@@ -216,13 +222,18 @@ impl EventQueue {
             let slot = (self.cur % WHEEL) as usize;
             if !self.wheel[slot].is_empty() {
                 self.in_wheel -= self.wheel[slot].len();
-                // The bucket's events join the (empty) current heap, and its emptied vector
-                // goes to the spares, keeping its allocation for the next bucket to fill.
+                // The bucket's vector becomes the current one, joined by the far events just
+                // moved in (if any), and is sorted; the emptied current vector goes to the
+                // spares, keeping its allocation for the next bucket to fill.
                 let mut bucket = std::mem::take(&mut self.wheel[slot]);
-                let mut heap = std::mem::take(&mut self.current).into_vec();
-                heap.append(&mut bucket);
-                self.spare.push(bucket);
-                self.current = BinaryHeap::from(heap);
+                bucket.append(&mut self.current);
+                let emptied = std::mem::replace(&mut self.current, bucket);
+                if emptied.capacity() > 0 {
+                    self.spare.push(emptied);
+                }
+                self.current.sort_unstable();
+            } else if self.current.len() > 1 {
+                self.current.sort_unstable();
             }
             if !self.current.is_empty() {
                 return true;
