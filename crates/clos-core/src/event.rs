@@ -154,11 +154,11 @@ impl EventQueue {
         self.current.pop().map(|e| (e.time, e.event))
     }
 
-    /// The event `pop` will return next, if it is already in the bucket being run (it almost
-    /// always is); it does not turn the wheel. The loop uses it to prefetch that event's packet.
+    /// The events `pop` will return next that are already in the bucket being run, the next
+    /// one first, up to `n`; it does not turn the wheel. The loop uses it to prefetch packets.
     #[inline]
-    pub fn next_in_bucket(&self) -> Option<&Event> {
-        self.current.last().map(|e| &e.event)
+    pub fn next_in_bucket(&self, n: usize) -> impl Iterator<Item = &Event> {
+        self.current.iter().rev().take(n).map(|e| &e.event)
     }
 
     /// Time of the next event (turning the wheel to it if needed).
