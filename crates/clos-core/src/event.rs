@@ -69,7 +69,7 @@ impl Ord for Entry {
 }
 
 /// log2 of a bucket's width in picoseconds: 2^16 ps = 65.5 ns, about a twentieth of a 1500 B
-/// frame's time at 10 Gb/s, so a bucket holds a few to a few tens of events. (On B1, widths from
+/// frame's time at 10 Gb/s, so a bucket holds a few tens of events on B1 (~270 on B2). (On B1, widths from
 /// 2^15 to 2^16 ps ran equally fast; 2^17 was 5% and 2^19 15% slower.)
 const BUCKET_BITS: u32 = 16;
 /// Buckets in the wheel: 2^11 x 65.5 ns = 134 us of near future, where almost all packet events

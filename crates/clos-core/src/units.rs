@@ -31,7 +31,7 @@ pub fn bytes_in(dt: Time, rate_bps: u64) -> u64 {
 /// Picoseconds per byte at `rate_bps` when that is a whole number, else 0. It is whole for every
 /// rate that divides 8·10¹² b/s (1, 10, 25, 40, 100, 400 Gb/s ...), and then
 /// `tx_time(b, r) == b * ps_per_byte` and `bytes_in(dt, r) == dt / ps_per_byte` exactly, with no
-/// u128 division (a call to `__udivti3`, ~5% of B1's samples in the "after" profile,
+/// u128 division (calls to `__udivti3`, ~5% of the Rust core's samples on B1 before this,
 /// docs/performance.md).
 pub fn exact_ps_per_byte(rate_bps: u64) -> u64 {
     let bits_ps = 8 * PS_PER_S;

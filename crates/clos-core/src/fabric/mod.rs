@@ -19,8 +19,8 @@ use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
 
 /// What `enqueue` and `backlog` read and write at one port, kept together in one cache line.
 /// As separate arrays they were eight cache lines per packet-hop, and on B2 (6,144 ports) the
-/// arrays outgrow the L2 cache; the "after" profile (docs/performance.md) had the backlog read
-/// and the enqueue at 14% of B2's samples.
+/// arrays outgrow the L2 cache; the backlog read and the enqueue were then 14% of B2's samples
+/// (docs/performance.md, "B2: what was tried").
 #[derive(Clone, Copy)]
 #[repr(align(64))]
 struct Queue {
