@@ -6,11 +6,13 @@ import pytest
 from typer.testing import CliRunner
 
 import clos
-from clos.bench import BENCH, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
+from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
 from clos.cli import app
 from clos.scenario import BUNDLED, apply_overrides, bundled_names, parse_value
 
-BUNDLED_FILES = sorted(BUNDLED.glob("*.toml")) + sorted(BENCH.glob("*.toml"))
+BUNDLED_FILES = (
+    sorted(BUNDLED.glob("*.toml")) + sorted(BENCH.glob("*.toml")) + sorted(SCALING.glob("*.toml"))
+)
 
 
 @pytest.mark.parametrize("path", BUNDLED_FILES, ids=lambda path: path.stem)

@@ -3,9 +3,13 @@
 Targets live here, not in the TOML files, because the core's schema rejects keys it does not know.
 """
 
+import re
 from pathlib import Path
 
 BENCH = Path(__file__).parent / "data" / "bench"
+
+# The scaling curve (`clos bench --scaling`): one traffic pattern on fat trees of growing size.
+SCALING = Path(__file__).parent / "data" / "scaling"
 
 TARGET_CPU_SECONDS = {
     "b1-fat-tree-k8": 1.0,
@@ -24,9 +28,10 @@ TARGET_PEAK_BYTES = {
 }
 
 
-def bench_files(only: str | None = None) -> list[Path]:
-    """All benchmark scenarios, or those named `only` (full name, or a prefix such as `b1`)."""
-    files = sorted(BENCH.glob("*.toml"))
+def bench_files(only: str | None = None, folder: Path = BENCH) -> list[Path]:
+    """All scenarios in `folder` (the benchmarks, or `SCALING`), in order of size, or those named
+    `only` (full name, or a prefix such as `b1`)."""
+    files = sorted(folder.glob("*.toml"), key=_natural)
     if only is None:
         return files
     chosen = [path for path in files if path.stem == only or path.stem.startswith(f"{only}-")]
@@ -35,3 +40,8 @@ def bench_files(only: str | None = None) -> list[Path]:
             f"no benchmark named {only} (benchmarks: {', '.join(path.stem for path in files)})"
         )
     return chosen
+
+
+def _natural(path: Path) -> list[int | str]:
+    """Sort key that puts `scaling-k8` before `scaling-k16` (numbers compared as numbers)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.stem)]

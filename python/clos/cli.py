@@ -14,14 +14,14 @@ from rich.table import Table
 from rich.text import Text
 
 import clos
-from clos.bench import TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
+from clos.bench import SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.directory import app as directory_app
 from clos.progress import RunProgress
 from clos.results import Results
 from clos.scenario import Scenario, describe
 from clos.schemes import schemes as known_schemes
 from clos.sweep import RUNS_FOLDER, TABLE_FILES, run_sweep
-from clos.table import bench_table, comparison_table, run_table, sweep_table
+from clos.table import bench_table, comparison_table, run_table, scaling_table, sweep_table
 
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
@@ -238,15 +238,26 @@ def schemes() -> None:
 def bench(
     only: Annotated[
         str | None,
-        typer.Option("--only", help="Run one benchmark, by name or prefix (e.g. b1)."),
+        typer.Option("--only", help="Run one benchmark, by name or prefix (e.g. b1, scaling-k8)."),
     ] = None,
+    scaling: Annotated[
+        bool,
+        typer.Option(
+            "--scaling",
+            help="Run the scaling curve instead: the same traffic on fat trees of 128 to 8,192 "
+            "hosts (k = 8 to 32); a few minutes in all.",
+        ),
+    ] = False,
 ) -> None:
     """Run the bundled benchmark scenarios one after another and report simulator speed."""
     with reported_errors():
         runs = []
-        for path in bench_files(only):
+        for path in bench_files(only, SCALING) if scaling else bench_files(only):
             runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))
-        stdout.print(bench_table(runs, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES))
+        if scaling:
+            stdout.print(scaling_table(runs))
+        else:
+            stdout.print(bench_table(runs, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES))
 
 
 # `clos report` and `clos compare` (issue 3) import their modules inside the command, not at the

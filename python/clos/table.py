@@ -171,6 +171,32 @@ def bench_table(
     return table
 
 
+SCALING_COLUMNS = ("hosts", "events", "CPU", "events/s", "ns/event", "peak mem")
+
+
+def scaling_table(runs: Sequence[tuple[str, Results]]) -> Table:
+    """Simulator speed and memory against the fabric's size (docs/performance.md)."""
+    table = Table(title="scaling")
+    table.add_column("name", no_wrap=True)
+    for header in SCALING_COLUMNS:
+        table.add_column(header, justify="right")
+    for name, results in runs:
+        stats = results.summary["stats"]
+        cpu, events = stats["cpu_seconds"], stats["events"]
+        # Hosts counted by their NIC links, whatever the topology.
+        hosts = int((results.links["tier"] == "host_up").sum())
+        table.add_row(
+            name,
+            units.count(hosts),
+            units.count(events),
+            units.duration(cpu),
+            units.millions_per_second(stats["events_per_sec"]),
+            f"{cpu / events * 1e9:.0f}" if events else units.MISSING,
+            units.megabytes(stats["peak_memory_bytes"]),
+        )
+    return table
+
+
 def _target(what: str, met: bool) -> Text:
     return Text(f"{what} ").append("met" if met else "missed", style="green" if met else "bold red")
 

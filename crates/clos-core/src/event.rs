@@ -5,8 +5,8 @@
 //! in the order they were scheduled (FIFO ties). That promise is what makes runs reproducible
 //! bit for bit, and `same_time_events_run_in_scheduling_order` protects it.
 //!
-//! The calendar is a timing wheel of small per-bucket heaps with a heap for the far future
-//! (see [`EventQueue`]); `same_time_events_run_in_scheduling_order` and
+//! The calendar is a timing wheel of unsorted buckets, the one being run sorted, with a heap for
+//! the far future (see [`EventQueue`]); `same_time_events_run_in_scheduling_order` and
 //! `the_calendar_pops_exactly_what_a_heap_pops` protect its order.
 
 use crate::units::Time;
@@ -45,13 +45,23 @@ pub enum Event {
 #[derive(Clone, Copy)]
 struct Entry {
     time: Time,
-    seq: u64,
+    /// `tie_key(time, seq)`.
+    key: u64,
     event: Event,
+}
+
+/// The time's low `BUCKET_BITS` bits above the scheduling count `seq` (below `SEQ_LIMIT`).
+/// `(time, key)` orders as `(time, seq)`; and within one bucket, whose events share the time's
+/// high bits, `key` alone does, so the bucket being run is sorted on one u64 comparison instead
+/// of two (the sort is a quarter of B1's samples in the Rust core, docs/performance.md).
+#[inline]
+fn tie_key(time: Time, seq: u64) -> u64 {
+    (time & ((1 << BUCKET_BITS) - 1)) << (64 - BUCKET_BITS) | seq
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
+        (self.time, self.key) == (o.time, o.key)
     }
 }
 impl Eq for Entry {}
@@ -61,16 +71,20 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first; the sorted
+    // current bucket likewise keeps its earliest entry last, where `Vec::pop` takes it.
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        (o.time, o.key).cmp(&(self.time, self.key))
     }
 }
 
 /// log2 of a bucket's width in picoseconds: 2^16 ps = 65.5 ns, about a twentieth of a 1500 B
-/// frame's time at 10 Gb/s, so a bucket holds a few to a few tens of events. (On B1, widths from
+/// frame's time at 10 Gb/s, so a bucket holds a few tens of events on B1 (~270 on B2). (On B1, widths from
 /// 2^15 to 2^16 ps ran equally fast; 2^17 was 5% and 2^19 15% slower.)
 const BUCKET_BITS: u32 = 16;
+/// Scheduling calls allowed in one run (see `tie_key`): 2^48 events would take years at tens of
+/// millions of events per second.
+const SEQ_LIMIT: u64 = 1 << (64 - BUCKET_BITS);
 /// Buckets in the wheel: 2^11 x 65.5 ns = 134 us of near future, where almost all packet events
 /// (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue arrivals
 /// go to the overflow heap and move into the wheel as it turns. A longer wheel is no faster and
@@ -80,14 +94,16 @@ const WHEEL: u64 = 1 << 11;
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
 /// A calendar (timing wheel) over integer time: events within the next `WHEEL` buckets are kept
-/// unsorted in their bucket; only the bucket being run is a heap, so each operation is
-/// O(log k) for the few events k of one bucket instead of O(log n) with cache misses over all n
-/// pending events (about half of the time with one big heap, see docs/performance.md). The
-/// order is exactly the heap's: by time, then by scheduling order. Bucket vectors are recycled,
+/// unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
+/// and its events are then popped off its end. That is O(log k) per event for the k events of
+/// one bucket instead of O(log n) with cache misses over all n pending events (about half of
+/// the time with one big heap, see docs/performance.md). One sort of a bucket also costs less
+/// than k pops from a heap of it (on B2 a bucket holds ~270 events; docs/performance.md). The
+/// order is exactly a heap's: by time, then by scheduling order. Bucket vectors are recycled,
 /// so once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
-    /// The bucket being run, as a heap.
-    current: BinaryHeap<Entry>,
+    /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
+    current: Vec<Entry>,
     /// Index (time >> BUCKET_BITS) of the bucket in `current`.
     cur: u64,
     /// Bucket `b` (cur < b < cur + WHEEL) lives at `wheel[b % WHEEL]`.
@@ -112,7 +128,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            current: BinaryHeap::with_capacity(n.min(1024)),
+            current: Vec::with_capacity(n.min(1024)),
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             in_wheel: 0,
@@ -127,12 +143,16 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        let e = Entry { time, seq: self.seq, event };
+        assert!(self.seq < SEQ_LIMIT, "more than 2^48 events scheduled in one run");
+        let e = Entry { time, key: tie_key(time, self.seq), event };
         let b = time >> BUCKET_BITS;
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
-        // idle stretch; such an event is still the earliest, so the current heap is its place.
+        // idle stretch; such an event is still the earliest, so the current bucket is its place.
+        // Either way it goes where the order puts it (an event scheduled within the bucket
+        // being run is rare: a hop takes longer than a bucket's 65.5 ns).
         if b <= self.cur {
-            self.current.push(e);
+            let at = self.current.partition_point(|x| *x < e);
+            self.current.insert(at, e);
         } else if b < self.cur + WHEEL {
             self.to_wheel(b, e);
         } else {
@@ -148,13 +168,20 @@ impl EventQueue {
         self.current.pop().map(|e| (e.time, e.event))
     }
 
+    /// The events `pop` will return next that are already in the bucket being run, the next
+    /// one first, up to `n`; it does not turn the wheel. The loop uses it to prefetch packets.
+    #[inline]
+    pub fn next_in_bucket(&self, n: usize) -> impl Iterator<Item = &Event> {
+        self.current.iter().rev().take(n).map(|e| &e.event)
+    }
+
     /// Time of the next event (turning the wheel to it if needed).
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.peek().map(|e| e.time)
+        self.current.last().map(|e| e.time)
     }
 
     #[inline]
@@ -209,18 +236,29 @@ impl EventQueue {
             let slot = (self.cur % WHEEL) as usize;
             if !self.wheel[slot].is_empty() {
                 self.in_wheel -= self.wheel[slot].len();
-                // The bucket's events join the (empty) current heap, and its emptied vector
-                // goes to the spares, keeping its allocation for the next bucket to fill.
+                // The bucket's vector becomes the current one, joined by the far events just
+                // moved in (if any), and is sorted; the emptied current vector goes to the
+                // spares, keeping its allocation for the next bucket to fill.
                 let mut bucket = std::mem::take(&mut self.wheel[slot]);
-                let mut heap = std::mem::take(&mut self.current).into_vec();
-                heap.append(&mut bucket);
-                self.spare.push(bucket);
-                self.current = BinaryHeap::from(heap);
+                bucket.append(&mut self.current);
+                let emptied = std::mem::replace(&mut self.current, bucket);
+                if emptied.capacity() > 0 {
+                    self.spare.push(emptied);
+                }
+                self.sort_current();
+            } else if self.current.len() > 1 {
+                self.sort_current();
             }
             if !self.current.is_empty() {
                 return true;
             }
         }
+    }
+
+    /// Sort the bucket just made current, latest first (its events share the time's high bits,
+    /// so `key` alone orders them; see `tie_key`).
+    fn sort_current(&mut self) {
+        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
     }
 
     pub fn len(&self) -> usize {
@@ -277,7 +315,7 @@ mod tests {
                 };
                 seq += 1;
                 q.schedule(now + dt, Event::FlowStart { flow: step });
-                reference.push(Entry { time: now + dt, seq, event: Event::FlowStart { flow: step } });
+                reference.push(Entry { time: now + dt, key: tie_key(now + dt, seq), event: Event::FlowStart { flow: step } });
             } else {
                 let got = q.pop();
                 let want = reference.pop().map(|e| (e.time, e.event));

@@ -28,6 +28,20 @@ pub fn bytes_in(dt: Time, rate_bps: u64) -> u64 {
     (dt as u128 * rate_bps as u128 / (8 * PS_PER_S as u128)) as u64
 }
 
+/// Picoseconds per byte at `rate_bps` when that is a whole number, else 0. It is whole for every
+/// rate that divides 8·10¹² b/s (1, 10, 25, 40, 100, 400 Gb/s ...), and then
+/// `tx_time(b, r) == b * ps_per_byte` and `bytes_in(dt, r) == dt / ps_per_byte` exactly, with no
+/// u128 division (calls to `__udivti3`, ~5% of the Rust core's samples on B1 before this,
+/// docs/performance.md).
+pub fn exact_ps_per_byte(rate_bps: u64) -> u64 {
+    let bits_ps = 8 * PS_PER_S;
+    if rate_bps != 0 && bits_ps % rate_bps == 0 {
+        bits_ps / rate_bps
+    } else {
+        0
+    }
+}
+
 pub fn seconds(t: Time) -> f64 {
     t as f64 / PS_PER_S as f64
 }
@@ -241,5 +255,18 @@ mod tests {
         assert_eq!(tx_time(1538, 1_000_000_000), 1538 * 8000);
         assert_eq!(tx_time(1, 3), 2_666_666_666_667); // rounded up
         assert_eq!(bytes_in(1538 * 800, 10_000_000_000), 1538);
+    }
+
+    #[test]
+    fn whole_picoseconds_per_byte_give_the_same_times_and_sizes() {
+        assert_eq!(exact_ps_per_byte(3), 0);
+        for rate in [1_000_000_000, 10_000_000_000, 25_000_000_000, 40_000_000_000, 100_000_000_000] {
+            let ppb = exact_ps_per_byte(rate);
+            assert_ne!(ppb, 0);
+            for x in [0, 1, 63, 84, 1538, 300_000, 7_777_777, 1 << 40] {
+                assert_eq!(tx_time(x, rate), x * ppb);
+                assert_eq!(bytes_in(x, rate), x / ppb);
+            }
+        }
     }
 }

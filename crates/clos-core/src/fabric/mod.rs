@@ -15,27 +15,40 @@
 
 use crate::metrics::histogram::Histograms;
 use crate::topology::{Topology, TIERS};
-use crate::units::{bytes_in, tx_time, Time};
+use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
 
-/// Struct-of-arrays over all ports (directed links).
+/// What `enqueue` and `backlog` read and write at one port, kept together in one cache line.
+/// As separate arrays they were eight cache lines per packet-hop, and on B2 (6,144 ports) the
+/// arrays outgrow the L2 cache; the backlog read and the enqueue were then 14% of B2's samples
+/// (docs/performance.md, "B2: what was tried").
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Queue {
+    busy_until: Time,
+    /// `exact_ps_per_byte` of the port's rate: 0 where the rate needs the u128 forms.
+    ps_per_byte: u64,
+    buffer: u64,
+    ecn_threshold: u64,
+    /// Bytes still being written into the buffer (not yet visible to a queue-length read) and
+    /// when the last of them becomes visible; see [`Ports::visible_backlog`].
+    entering: u64,
+    entering_until: Time,
+    /// Propagation delay of the link.
+    delay: Time,
+    /// Tier of the port (index into `TIERS`).
+    tier: u8,
+}
+
+/// All ports (directed links): their queues, and arrays of counters read by the metrics.
 pub struct Ports {
     pub rate_bps: Vec<u64>,
-    pub delay: Vec<Time>,
+    queues: Vec<Queue>,
     /// Node at the far end.
     pub peer: Vec<u32>,
-    busy_until: Vec<Time>,
-    buffer: Vec<u64>,
-    ecn_threshold: Vec<u64>,
     pub tx_bytes: Vec<u64>,
     pub tx_packets: Vec<u64>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
-    /// Bytes still being written into the buffer (not yet visible to a queue-length read) and
-    /// when the last of them becomes visible; see [`Ports::visible_backlog`].
-    entering: Vec<u64>,
-    entering_until: Vec<Time>,
-    /// Tier of each port (index into `TIERS`).
-    tier: Vec<u8>,
     /// Sum of the queueing delays of the packets each port accepted.
     pub queueing_ps: Vec<u64>,
     /// Queueing delays per tier.
@@ -65,18 +78,23 @@ impl Ports {
         let is_host_port = |i: usize| t.is_host(t.ports[i].from);
         Ports {
             rate_bps: t.ports.iter().map(|p| p.rate_bps).collect(),
-            delay: t.ports.iter().map(|p| p.delay).collect(),
+            queues: (0..n)
+                .map(|i| Queue {
+                    busy_until: 0,
+                    ps_per_byte: exact_ps_per_byte(t.ports[i].rate_bps),
+                    buffer: if is_host_port(i) { u64::MAX } else { switch_buffer },
+                    ecn_threshold: if is_host_port(i) { u64::MAX } else { ecn.unwrap_or(u64::MAX) },
+                    entering: 0,
+                    entering_until: 0,
+                    delay: t.ports[i].delay,
+                    tier: t.tier_of(i as u32) as u8,
+                })
+                .collect(),
             peer: t.ports.iter().map(|p| p.to).collect(),
-            busy_until: vec![0; n],
-            buffer: (0..n).map(|i| if is_host_port(i) { u64::MAX } else { switch_buffer }).collect(),
-            ecn_threshold: (0..n).map(|i| if is_host_port(i) { u64::MAX } else { ecn.unwrap_or(u64::MAX) }).collect(),
             tx_bytes: vec![0; n],
             tx_packets: vec![0; n],
             drops: vec![0; n],
             ecn_marks: vec![0; n],
-            entering: vec![0; n],
-            entering_until: vec![0; n],
-            tier: (0..n as u32).map(|p| t.tier_of(p) as u8).collect(),
             queueing_ps: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
             epoch: vec![0; n],
@@ -87,11 +105,11 @@ impl Ports {
     /// Index into `TIERS` of a port's tier.
     #[inline]
     pub fn tier(&self, port: u32) -> usize {
-        self.tier[port as usize] as usize
+        self.queues[port as usize].tier as usize
     }
 
     pub fn len(&self) -> usize {
-        self.rate_bps.len()
+        self.queues.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -103,7 +121,21 @@ impl Ports {
     #[inline]
     pub fn backlog(&self, port: u32, now: Time) -> u64 {
         let p = port as usize;
-        bytes_in(self.busy_until[p].saturating_sub(now), self.rate_bps[p])
+        let q = &self.queues[p];
+        let dt = q.busy_until.saturating_sub(now);
+        match q.ps_per_byte {
+            0 => bytes_in(dt, self.rate_bps[p]),
+            ppb => dt / ppb,
+        }
+    }
+
+    /// Serialisation time of `bytes` at port `p`'s rate (`units::tx_time`).
+    #[inline]
+    fn tx_time(&self, p: usize, bytes: u64) -> Time {
+        match self.queues[p].ps_per_byte {
+            0 => tx_time(bytes, self.rate_bps[p]),
+            ppb => bytes * ppb,
+        }
     }
 
     /// Bytes `port` has finished serialising by `now`: what it accepted minus its backlog
@@ -119,10 +151,10 @@ impl Ports {
     /// until fully enqueued, and writing a packet into the buffer at line rate takes that long.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
-        let p = port as usize;
+        let q = &self.queues[port as usize];
         let b = self.backlog(port, now);
-        if now < self.entering_until[p] {
-            b.saturating_sub(self.entering[p])
+        if now < q.entering_until {
+            b.saturating_sub(q.entering)
         } else {
             b
         }
@@ -143,9 +175,10 @@ impl Ports {
         }
         let backlog = self.backlog(port, now);
         self.tx_bytes[p] -= backlog;
-        self.busy_until[p] = now;
-        self.entering[p] = 0;
-        self.entering_until[p] = now;
+        let q = &mut self.queues[p];
+        q.busy_until = now;
+        q.entering = 0;
+        q.entering_until = now;
         self.epoch[p] = self.epoch[p].wrapping_add(1);
     }
 
@@ -156,9 +189,12 @@ impl Ports {
         let p = port as usize;
         let backlog = self.backlog(port, now);
         self.rate_bps[p] = rate_bps;
-        self.busy_until[p] = now + tx_time(backlog, rate_bps);
-        self.entering[p] = 0;
-        self.entering_until[p] = now;
+        self.queues[p].ps_per_byte = exact_ps_per_byte(rate_bps);
+        let busy_until = now + self.tx_time(p, backlog);
+        let q = &mut self.queues[p];
+        q.busy_until = busy_until;
+        q.entering = 0;
+        q.entering_until = now;
     }
 
     /// The port's link is repaired.
@@ -173,29 +209,31 @@ impl Ports {
     pub fn enqueue(&mut self, port: u32, wire: u64, ect: bool, now: Time) -> Enqueued {
         let p = port as usize;
         let backlog = self.backlog(port, now);
-        if backlog.saturating_add(wire) > self.buffer[p] {
+        let tx = self.tx_time(p, wire);
+        let q = &mut self.queues[p];
+        if backlog.saturating_add(wire) > q.buffer {
             self.drops[p] += 1;
             return Enqueued::Dropped;
         }
-        let mark = ect && backlog > self.ecn_threshold[p];
+        let mark = ect && backlog > q.ecn_threshold;
         if mark {
             self.ecn_marks[p] += 1;
         }
-        let start = self.busy_until[p].max(now);
-        let tx = tx_time(wire, self.rate_bps[p]);
+        let start = q.busy_until.max(now);
         let done = start + tx;
-        if now >= self.entering_until[p] {
-            self.entering[p] = 0;
+        if now >= q.entering_until {
+            q.entering = 0;
         }
-        self.entering[p] += wire;
-        self.entering_until[p] = self.entering_until[p].max(now + tx);
-        self.busy_until[p] = done;
+        q.entering += wire;
+        q.entering_until = q.entering_until.max(now + tx);
+        q.busy_until = done;
+        let (tier, delay) = (q.tier as usize, q.delay);
         self.tx_bytes[p] += wire;
         self.tx_packets[p] += 1;
         let queueing = start - now;
         self.queueing_ps[p] += queueing;
-        self.queueing.record(self.tier(port), queueing);
-        Enqueued::Accepted { arrival: done + self.delay[p], queueing, mark }
+        self.queueing.record(tier, queueing);
+        Enqueued::Accepted { arrival: done + delay, queueing, mark }
     }
 }
 

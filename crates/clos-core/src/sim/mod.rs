@@ -243,6 +243,12 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
+            // Two events ahead: one left part of the miss exposed on B2 (docs/performance.md).
+            for e in self.queue.next_in_bucket(2) {
+                if let &Event::Arrive { pkt, .. } = e {
+                    self.pool.prefetch(pkt);
+                }
+            }
             self.now = t;
             self.events += 1;
             match ev {
