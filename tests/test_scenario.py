@@ -65,6 +65,8 @@ def test_overrides_index_arrays_of_tables_and_name_the_range_when_out_of_it():
         apply_overrides(table, ["workload.services.2.start=1ms"])
     with pytest.raises(clos.ScenarioError, match="workload.services.0.name is a value"):
         apply_overrides(table, ["workload.services.0.name.x=1"])
+    with pytest.raises(clos.ScenarioError, match="failures is not in the scenario"):
+        apply_overrides(table, ["failures.0.at=1ms"])
 
 
 def test_flow_file_is_relative_to_the_scenario(tmp_path: Path):

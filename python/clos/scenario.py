@@ -135,6 +135,11 @@ def set_field(table: dict[str, Any], key: str, value: Any, where: str) -> None:
             if last:
                 node[part] = value
                 return
+            if part not in node and parts[depth + 1].isdigit():
+                raise ScenarioError(
+                    f"{where}: {here} is not in the scenario, so {here}.{parts[depth + 1]} names "
+                    f"nothing; an index picks an entry of an array of tables the file already has"
+                )
             node = node.setdefault(part, {})
         else:
             raise ScenarioError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
