@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 import clos
-from clos.bench import SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
+from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.directory import app as directory_app
 from clos.progress import RunProgress
 from clos.results import Results
@@ -252,7 +252,7 @@ def bench(
     """Run the bundled benchmark scenarios one after another and report simulator speed."""
     with reported_errors():
         runs = []
-        for path in bench_files(only, SCALING) if scaling else bench_files(only):
+        for path in bench_files(only, SCALING if scaling else BENCH):
             runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))
         if scaling:
             stdout.print(scaling_table(runs))

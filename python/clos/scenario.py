@@ -131,7 +131,7 @@ def set_field(table: dict[str, Any], key: str, value: Any, where: str) -> None:
                 node[int(part)] = value
                 return
             node = node[int(part)]
-        elif isinstance(node, dict):
+        else:
             if last:
                 node[part] = value
                 return
@@ -141,8 +141,7 @@ def set_field(table: dict[str, Any], key: str, value: Any, where: str) -> None:
                     f"nothing; an index picks an entry of an array of tables the file already has"
                 )
             node = node.setdefault(part, {})
-        else:
-            raise ScenarioError(f"{where}: {'.'.join(parts[:depth])} is a value, not a table")
+        # Checked here for the next step, so that node is always a table or an array above.
         if not isinstance(node, dict | list):
             raise ScenarioError(f"{where}: {here} is a value, not a table")
 
