@@ -32,6 +32,22 @@ def test_invalid_scenario_names_the_field(
     assert field in fails_cleanly(runner, ["validate", str(tiny)])
 
 
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        (["transport.mss_min=2000"], "between 64 bytes and transport.mss (1460)"),
+        (["transport.mss_min=64", "routing.scheme=presto"], "presto splits flows by byte offsets"),
+    ],
+    ids=["above mss", "with presto"],
+)
+def test_per_flow_mss_range_and_scheme(
+    runner: CliRunner, tiny: Path, overrides: list[str], says: str
+):
+    args = ["run", str(tiny)] + [a for o in overrides for a in ("--set", o)]
+    error = fails_cleanly(runner, args)
+    assert "transport.mss_min" in error and says in error
+
+
 def test_invalid_override_names_the_field(runner: CliRunner, tiny: Path):
     assert "topology.leaves" in fails_cleanly(
         runner, ["run", str(tiny), "--set", "topology.leaves=-1"]

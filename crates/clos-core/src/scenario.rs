@@ -203,6 +203,9 @@ pub use crate::lb::params::RoutingSpec;
 pub struct TransportSpec {
     pub kind: Kind,
     pub mss: u32,
+    /// PLTS Fig. 5(c), variable packet sizes: each flow's MSS uniform in `[mss_min, mss]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss_min: Option<u32>,
     pub initial_window: u32,
     pub dupack_threshold: u32,
     pub delayed_ack: u32,
@@ -224,6 +227,7 @@ impl Default for TransportSpec {
         TransportSpec {
             kind: Kind::Tcp,
             mss: 1460,
+            mss_min: None,
             initial_window: 10,
             dupack_threshold: 3,
             delayed_ack: 1,
@@ -426,6 +430,17 @@ impl Scenario {
         if !(64..=9000).contains(&t.mss) {
             return Err(bad("transport.mss", format!("must be between 64 and 9000 bytes, got {}", t.mss)));
         }
+        if let Some(lo) = t.mss_min {
+            if !(64..=t.mss).contains(&lo) {
+                return Err(bad("transport.mss_min", format!("must be between 64 bytes and transport.mss ({}), got {lo}", t.mss)));
+            }
+            if matches!(self.routing.scheme, Scheme::Presto | Scheme::Localflow | Scheme::LocalflowNs) {
+                return Err(bad(
+                    "transport.mss_min",
+                    format!("{} splits flows by byte offsets computed from one fixed MSS; per-flow MSS works with the per-packet and per-flow schemes. Remove transport.mss_min or pick another scheme", self.routing.scheme.name()),
+                ));
+            }
+        }
         for (v, f) in [(t.initial_window, "initial_window"), (t.dupack_threshold, "dupack_threshold"), (t.delayed_ack, "delayed_ack")] {
             if v == 0 {
                 return Err(bad(format!("transport.{f}"), "must be at least 1"));
@@ -487,6 +502,8 @@ impl Scenario {
             rto_max: t.rto_max.0,
             dctcp_g: (t.kind == Kind::Dctcp).then_some(t.dctcp_g),
             adaptive_dupthresh: t.adaptive_dupack_threshold.then_some(t.max_dupack_threshold),
+            mss_min: t.mss_min,
+            mss_salt: crate::rng::mix64(self.seed ^ 0x6d73_735f_7361_6c74), // "mss_salt"
         }
     }
 }

@@ -35,6 +35,26 @@ fn one_tcp_flow_fills_a_bottleneck_with_a_bdp_buffer() {
 }
 
 #[test]
+fn a_flow_with_its_own_mss_moves_payload_at_that_sizes_share_of_the_wire() {
+    // PLTS Fig. 5(c) draws each flow's MSS from [64, 1460]. A lone flow's goodput is then bound
+    // by C x m / frame(m): for m well below 1460 that bound is under what 1460-byte segments
+    // get, so a sender that ignored its own MSS would exceed it. Lower bound as in the test
+    // above (>= 90% here: slow start is a larger share when segments are small).
+    let file = flow_file("mss.csv", &[(0, 1, "20MB")]);
+    let s = scenario(
+        dumbbell(1),
+        json!({"switch": {"buffer": "110KB"}, "transport": {"mss_min": 64}, "workload": {"file": file}}),
+    );
+    let r = run(&s);
+    let m = r.flows.mss[0] as u64;
+    assert!((64..=1460).contains(&m), "mss {m}");
+    assert_eq!(m, s.tcp_params().flow_mss(0) as u64);
+    let goodput = r.flows.delivered[0] as f64 * 8.0 / (r.flows.fct_ps[0] as f64 * 1e-12);
+    let bound = 10e9 * m as f64 / clos_core::packet::wire::frame(m, 0) as f64;
+    assert!(goodput <= bound && goodput >= 0.9 * bound, "mss {m}: goodput {goodput:.3e} against {bound:.3e}");
+}
+
+#[test]
 fn long_tcp_flows_share_a_bottleneck_fairly() {
     // 4 long flows of equal RTT through one 10 Gb/s uplink, measured over the same 200 ms after
     // a 50 ms warm-up (slow-start overshoot and its timeouts are a start-up transient).

@@ -14,7 +14,7 @@ impl World {
         let id = self.flows.len();
         let start = f.start.max(self.now);
         self.entropy.push(flow_entropy(id, &f));
-        self.senders.push(Sender::new(f.bytes, &self.params));
+        self.senders.push(Sender::new(f.bytes, self.params.flow_mss(id), &self.params));
         self.receivers.push(Receiver::default());
         self.rto.push(RtoTimer { deadline: None, gen: 0, pending: None });
         self.finished.push(None);

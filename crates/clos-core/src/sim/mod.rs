@@ -128,7 +128,7 @@ impl World {
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         let params = s.tcp_params();
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
-        let senders = flows.iter().map(|f| Sender::new(f.bytes, &params)).collect();
+        let senders = flows.iter().enumerate().map(|(i, f)| Sender::new(f.bytes, params.flow_mss(i), &params)).collect();
         let n = flows.len();
         let mut queue = EventQueue::with_capacity(1024);
         for (i, f) in flows.iter().enumerate() {

@@ -35,4 +35,24 @@ pub struct TcpParams {
     /// The PLTS host agent: raise a flow's duplicate-ACK threshold, up to this cap, when
     /// reordering made a fast retransmission spurious (see `tcp`).
     pub adaptive_dupthresh: Option<u32>,
+    /// PLTS Fig. 5(c): when set, each flow's MSS is drawn uniformly from `[mss_min, mss]`
+    /// (see [`TcpParams::flow_mss`]); otherwise every flow uses `mss`.
+    pub mss_min: Option<u32>,
+    /// Salt of the per-flow MSS draw (from the scenario's seed).
+    pub mss_salt: u64,
+}
+
+impl TcpParams {
+    /// The MSS of flow `flow`: `mss`, or with `mss_min` a uniform draw from `[mss_min, mss]`
+    /// that depends only on the seed and the flow's index, so a flow keeps its MSS whatever
+    /// else the run does (closed-loop flows created mid-run included).
+    pub fn flow_mss(&self, flow: usize) -> u32 {
+        match self.mss_min {
+            None => self.mss,
+            Some(lo) => {
+                let span = (self.mss - lo + 1) as u64;
+                lo + (crate::rng::mix64(self.mss_salt ^ flow as u64) % span) as u32
+            }
+        }
+    }
 }

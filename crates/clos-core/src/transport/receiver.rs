@@ -126,6 +126,8 @@ mod tests {
             rto_max: 1_000_000,
             dctcp_g: dctcp.then_some(1.0 / 16.0),
             adaptive_dupthresh: None,
+            mss_min: None,
+            mss_salt: 0,
         }
     }
 

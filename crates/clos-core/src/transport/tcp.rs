@@ -94,8 +94,9 @@ struct Eifel {
 }
 
 impl Sender {
-    pub fn new(bytes: u64, p: &TcpParams) -> Sender {
-        let mss = p.mss as u64;
+    /// A sender of `bytes` in segments of `mss` bytes (the flow's: `TcpParams::flow_mss`).
+    pub fn new(bytes: u64, mss: u32, p: &TcpParams) -> Sender {
+        let mss = mss as u64;
         let total = bytes.div_ceil(mss).max(1) as u32;
         Sender {
             bytes,
@@ -365,7 +366,24 @@ mod tests {
             rto_max: 1_000_000,
             dctcp_g: None,
             adaptive_dupthresh: None,
+            mss_min: None,
+            mss_salt: 0,
         }
+    }
+
+    #[test]
+    fn per_flow_mss_is_uniform_over_its_range_and_fixed_by_seed_and_flow() {
+        let p = TcpParams { mss: 1460, mss_min: Some(64), mss_salt: 7, ..params() };
+        let draws: Vec<u32> = (0..10_000).map(|f| p.flow_mss(f)).collect();
+        assert!(draws.iter().all(|m| (64..=1460).contains(m)));
+        assert!(draws.contains(&64) || draws.iter().min() < Some(&70), "reaches the bottom");
+        assert!(draws.iter().max() > Some(&1450), "reaches the top");
+        // Uniform on [64, 1460]: mean 762, s.d. 403; the mean of 10,000 draws is within 6 s.d.
+        // of the mean (4.0 each) at 24.
+        let mean = draws.iter().map(|&m| m as f64).sum::<f64>() / draws.len() as f64;
+        assert!((mean - 762.0).abs() < 24.0, "mean {mean}");
+        assert_eq!(p.flow_mss(123), TcpParams { mss: 1460, mss_min: Some(64), mss_salt: 7, ..params() }.flow_mss(123));
+        assert_eq!(params().flow_mss(5), params().mss, "no range: every flow uses mss");
     }
 
     fn drain(s: &mut Sender) -> Vec<(u32, bool)> {
@@ -377,7 +395,7 @@ mod tests {
     #[test]
     fn initial_window_then_slow_start() {
         let p = params();
-        let mut s = Sender::new(100_000, &p);
+        let mut s = Sender::new(100_000, p.mss, &p);
         assert_eq!(drain(&mut s).len(), 4);
         s.on_ack(10, 2, &NO_SACK, false, 0, &p);
         // 2 segments acked: cwnd 4 -> 6 segments, 2 in flight: 4 more.
@@ -387,7 +405,7 @@ mod tests {
     #[test]
     fn three_dupacks_retransmit_the_hole_once_and_halve_the_window() {
         let p = params();
-        let mut s = Sender::new(100_000, &p);
+        let mut s = Sender::new(100_000, p.mss, &p);
         s.cwnd = 8_000;
         assert_eq!(drain(&mut s).len(), 8);
         // Segment 0 lost; 1, 2, 3 arrive and are SACKed.
@@ -407,7 +425,7 @@ mod tests {
     #[test]
     fn timeout_resends_from_the_first_hole_with_one_segment() {
         let p = params();
-        let mut s = Sender::new(10_000, &p);
+        let mut s = Sender::new(10_000, p.mss, &p);
         drain(&mut s);
         s.on_timeout();
         assert_eq!(s.cwnd, 1_000);
@@ -419,7 +437,7 @@ mod tests {
     fn dctcp_cuts_by_alpha_over_two_once_per_window() {
         let mut p = params();
         p.dctcp_g = Some(1.0 / 16.0);
-        let mut s = Sender::new(1_000_000, &p);
+        let mut s = Sender::new(1_000_000, p.mss, &p);
         s.cwnd = 10_000;
         s.ssthresh = 10_000;
         drain(&mut s);
@@ -438,7 +456,7 @@ mod tests {
         for agent in [false, true] {
             let mut p = params();
             p.adaptive_dupthresh = agent.then_some(64);
-            let mut s = Sender::new(100_000, &p);
+            let mut s = Sender::new(100_000, p.mss, &p);
             s.cwnd = 8_000;
             drain(&mut s);
             // Segment 0 is late; 1..=3 arrive first (sent at t=0), SACKed; recovery at t=100.
@@ -468,7 +486,7 @@ mod tests {
     #[test]
     fn a_stale_ack_does_not_count_as_duplicate_or_sack_below_una() {
         let p = params();
-        let mut s = Sender::new(10_000, &p);
+        let mut s = Sender::new(10_000, p.mss, &p);
         s.cwnd = 10_000;
         drain(&mut s);
         s.on_ack(10, 6, &NO_SACK, false, 0, &p); // una = 6, segments 6..10 outstanding
