@@ -36,7 +36,7 @@ struct Flow {
 
 fn flow() -> Flow {
     let params = fixture::b1("20ms", "ecmp").tcp_params();
-    let sender = Sender::new(SEGMENTS * params.mss as u64, &params);
+    let sender = Sender::new(SEGMENTS * params.mss as u64, params.mss, &params);
     Flow { params, sender, receiver: Receiver::default(), path: VecDeque::with_capacity(1 << 16) }
 }
 
