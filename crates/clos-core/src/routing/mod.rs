@@ -72,21 +72,53 @@ pub struct Class {
     pub cumulative: u64,
 }
 
-pub struct Routes {
-    /// Flat storage of all distinct groups' ports.
-    ports: Vec<u32>,
-    /// Group `g` is `ports[start[g]..start[g + 1]]`.
+/// Distinct lists stored back to back, each interned once under a dense id: list `i` is
+/// `items[start[i]..start[i + 1]]`. Equal-cost groups and weighted splits are both kept so, and
+/// the forwarding path reads them as plain slices.
+struct Lists<T> {
+    items: Vec<T>,
     start: Vec<u32>,
-    group_ids: HashMap<Vec<u32>, u32>,
+    ids: HashMap<Vec<T>, u32>,
+}
+
+impl<T: Copy + Eq + std::hash::Hash> Lists<T> {
+    fn new() -> Self {
+        Lists { items: Vec::new(), start: vec![0], ids: HashMap::new() }
+    }
+
+    /// The id of `list`, storing it if it is new.
+    fn intern(&mut self, list: Vec<T>) -> u32 {
+        if let Some(&id) = self.ids.get(&list) {
+            return id;
+        }
+        let id = (self.start.len() - 1) as u32;
+        self.items.extend_from_slice(&list);
+        self.start.push(self.items.len() as u32);
+        self.ids.insert(list, id);
+        id
+    }
+
+    #[inline]
+    fn get(&self, id: usize) -> &[T] {
+        &self.items[self.start[id] as usize..self.start[id + 1] as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+}
+
+pub struct Routes {
+    /// Every distinct equal-cost group (a list of ports), by group id.
+    groups: Lists<u32>,
     /// `to_tor[switch_index * n_tors + tor_index]` = group id (the installed rows).
     to_tor: Vec<u32>,
     /// `to_core[switch_index]` = group id toward the nearest top-tier switch (empty at the top).
     to_core: Vec<u32>,
     /// `split[switch_index * n_tors + tor_index]` = split id (empty under `SplitMode::None`).
     split: Vec<u32>,
-    classes: Vec<Class>,
-    split_start: Vec<u32>,
-    split_ids: HashMap<Vec<Class>, u32>,
+    /// Every distinct split (a list of weighted classes), by split id.
+    splits: Lists<Class>,
     mode: SplitMode,
     n_tors: usize,
     n_hosts: usize,
@@ -106,15 +138,11 @@ impl Routes {
 
     pub fn with_state(t: &Topology, state: &LinkState, mode: SplitMode) -> Routes {
         let mut r = Routes {
-            ports: Vec::new(),
-            start: vec![0],
-            group_ids: HashMap::new(),
+            groups: Lists::new(),
             to_tor: Vec::new(),
             to_core: Vec::new(),
             split: Vec::new(),
-            classes: Vec::new(),
-            split_start: vec![0],
-            split_ids: HashMap::new(),
+            splits: Lists::new(),
             mode,
             n_tors: t.tors.len(),
             n_hosts: t.n_hosts,
@@ -199,7 +227,7 @@ impl Routes {
         let node = (self.n_hosts + s) as u32;
         (0..self.n_tors).any(|ti| {
             let g = self.to_tor[s * self.n_tors + ti] as usize;
-            self.start[g] == self.start[g + 1] && self.tors[ti] != node
+            self.groups.get(g).is_empty() && self.tors[ti] != node
         })
     }
 
@@ -217,14 +245,7 @@ impl Routes {
     }
 
     fn intern(&mut self, group: Vec<u32>) -> u32 {
-        if let Some(&g) = self.group_ids.get(&group) {
-            return g;
-        }
-        let g = (self.start.len() - 1) as u32;
-        self.ports.extend_from_slice(&group);
-        self.start.push(self.ports.len() as u32);
-        self.group_ids.insert(group, g);
-        g
+        self.groups.intern(group)
     }
 
     /// Intern a split from (ports, weight) classes; weights are reduced by their gcd, so that
@@ -238,14 +259,7 @@ impl Routes {
             let group = self.intern(ports);
             list.push(Class { group, cumulative: sum });
         }
-        if let Some(&id) = self.split_ids.get(&list) {
-            return id;
-        }
-        let id = (self.split_start.len() - 1) as u32;
-        self.classes.extend_from_slice(&list);
-        self.split_start.push(self.classes.len() as u32);
-        self.split_ids.insert(list, id);
-        id
+        self.splits.intern(list)
     }
 
     /// Equal-cost ports at `switch` toward ToR number `tor_index`.
@@ -268,7 +282,7 @@ impl Routes {
             return &[];
         }
         let id = self.split[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize] as usize;
-        &self.classes[self.split_start[id] as usize..self.split_start[id + 1] as usize]
+        self.splits.get(id)
     }
 
     #[inline]
@@ -279,12 +293,12 @@ impl Routes {
     /// Where group `g`'s ports start in the flat port storage (for per-port-of-group tables).
     #[inline]
     pub fn group_offset(&self, g: u32) -> usize {
-        self.start[g as usize] as usize
+        self.groups.start[g as usize] as usize
     }
 
     /// Total length of the flat port storage.
     pub fn group_storage_len(&self) -> usize {
-        self.ports.len()
+        self.groups.items.len()
     }
 
     /// Equal-cost ports at `switch` toward the nearest top-tier switch.
@@ -295,11 +309,11 @@ impl Routes {
 
     #[inline]
     pub fn group(&self, g: u32) -> &[u32] {
-        &self.ports[self.start[g as usize] as usize..self.start[g as usize + 1] as usize]
+        self.groups.get(g as usize)
     }
 
     pub fn distinct_groups(&self) -> usize {
-        self.start.len() - 1
+        self.groups.len()
     }
 }
 
