@@ -138,8 +138,8 @@ impl World {
             queue.schedule(t, Event::Tick);
         }
         let max_time = match s.stop {
-            Stop::At(d) => d.0.min(s.max_time.0),
-            Stop::AllFlowsDone => s.max_time.0,
+            Stop::At(d) => d.0.min(s.time_limit().0),
+            Stop::AllFlowsDone => s.time_limit().0,
         };
         let recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries, max_time);
         if let Some(t) = recorder.queue_interval {
