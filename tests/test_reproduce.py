@@ -190,3 +190,12 @@ def test_the_documented_claims_example_loads(tmp_path: Path):
     paper = load_paper(folder / "claims.toml")
     assert [c.name for c in paper.claims] == ["shuffle-efficiency"]
     assert set(paper.experiments["shuffle"].runs) == {"vlb", "tcp"}
+
+
+def test_runs_named_series_and_number_plot_as_lines():
+    from clos.reproduce_report import _series
+
+    got = _series(["ecmp_10", "drill_10", "ecmp_50"], [1.0, 0.9, 2.0])
+    assert got == {"ecmp": [(10.0, 1.0), (50.0, 2.0)], "drill": [(10.0, 0.9)]}
+    # One run not so named and the experiment stays a bar chart.
+    assert _series(["ecmp_10", "drill_600KB"], [1.0, 2.0]) == {}

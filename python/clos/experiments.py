@@ -136,6 +136,8 @@ def load_paper(path: Path) -> Paper:
         plot = table.get("plot")
         if plot is not None and not (isinstance(plot, dict) and isinstance(plot.get("key"), str)):
             raise ScenarioError(f"{at}.plot: expected {{key = \"summary.path\", label = ...}}")
+        if plot is not None and not isinstance(plot.get("x", ""), str):
+            raise ScenarioError(f"{at}.plot.x: the x axis's label, a string such as \"load (%)\"")
         experiments[name] = Experiment(key, name, scenario, scales, runs, plot)
     claims = []
     for i, table in enumerate(spec.get("claims") or []):

@@ -160,11 +160,32 @@ def _bars(
     if not values:
         return Plot(title, label, skipped=f"no run produced {experiment.plot['key']}")
     figure, axes = plt.subplots(figsize=(6, 3.2))
-    axes.bar(runs, values, color="#4c72b0")
+    lines = _series(runs, values) if "x" in experiment.plot else None
+    if lines:
+        # Runs named SERIES_X: one line per series over X (the paper's curves, e.g. vs load).
+        for series, points in lines.items():
+            axes.plot(*zip(*sorted(points), strict=True), marker="o", label=series)
+        axes.set_xlabel(experiment.plot["x"])
+        axes.legend()
+    else:
+        axes.bar(runs, values, color="#4c72b0")
     axes.set_ylabel(label)
     axes.set_title(title)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    return Plot(title, f"{label}, one bar per run ({experiment.scenario.name})", file=path)
+    shape = "one line per series of runs" if lines else "one bar per run"
+    return Plot(title, f"{label}, {shape} ({experiment.scenario.name})", file=path)
+
+
+def _series(runs: list[str], values: list[float]) -> dict[str, list[tuple[float, float]]]:
+    """Runs named `<series>_<number>` grouped into lines; empty if any run is not so named."""
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for run, value in zip(runs, values, strict=True):
+        series, _, x = run.rpartition("_")
+        try:
+            lines.setdefault(series, []).append((float(x), value))
+        except ValueError:
+            return {}
+    return lines if all(lines) else {}
