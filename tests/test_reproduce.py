@@ -199,3 +199,17 @@ def test_runs_named_series_and_number_plot_as_lines():
     assert got == {"ecmp": [(10.0, 1.0), (50.0, 2.0)], "drill": [(10.0, 0.9)]}
     # One run not so named and the experiment stays a bar chart.
     assert _series(["ecmp_10", "drill_600KB"], [1.0, 2.0]) == {}
+
+
+def test_only_runs_just_what_the_named_claims_read():
+    from clos.experiments import experiments_root, load_papers
+    from clos.reproduce import needed_runs, select
+
+    papers = load_papers(experiments_root())
+    claims = select(papers, "drill", ["engines-do-not-matter"])
+    assert sorted(run for _, run in needed_runs(papers, claims, only_read=True)) == [
+        "drill",
+        "drill_48_engines",
+    ]
+    # A whole reproduction runs every run of the experiments (the plots show them all).
+    assert len(needed_runs(papers, claims)) == len(papers["drill"].experiments["fb80"].runs)

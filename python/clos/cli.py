@@ -321,7 +321,7 @@ def reproduce(
     ] = "small",
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", metavar="CLAIM", help="Only this claim (repeatable)."),
+        typer.Option("--only", metavar="CLAIM", help="Only this claim (repeatable), and only the runs it reads."),
     ] = None,
     list_claims: Annotated[
         bool, typer.Option("--list", help="List the claims and exit, running nothing.")
@@ -362,7 +362,7 @@ def reproduce(
             stdout.print(table)
             return
         folder = out or Path("results", "reproduce", scale)
-        runs = needed_runs(papers, claims)
+        runs = needed_runs(papers, claims, only_read=bool(only))
         records = run_experiments(
             runs, scale, folder, scheduler=scheduler, workers=workers, progress=not quiet
         )

@@ -61,6 +61,8 @@ class Claim:
     # the claim is then reported as `differs` and does not fail the run. See Verdict.
     known_deviation: str
     experiments: tuple[str, ...] = field(default=())
+    # The (experiment, run) pairs `ours` reads.
+    runs: tuple[tuple[str, str], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,9 @@ def load_paper(path: Path) -> Paper:
                 explain=_text(table, "explain", at, ""),
                 known_deviation=_text(table, "known_deviation", at, ""),
                 experiments=tuple(used),
+                runs=tuple(
+                    (e, r) for e in experiments for r in _runs_used(ours, e) + _runs_used(holds, e)
+                ),
             )
         )
     names = [c.name for c in claims]

@@ -68,13 +68,19 @@ def select(papers: dict[str, Paper], paper: str, only: Sequence[str] = ()) -> li
     return claims
 
 
-def needed_runs(papers: dict[str, Paper], claims: Sequence[Claim]) -> list[tuple[Experiment, str]]:
-    """Every (experiment, run) the claims read, each once, in file order."""
+def needed_runs(
+    papers: dict[str, Paper], claims: Sequence[Claim], only_read: bool = False
+) -> list[tuple[Experiment, str]]:
+    """Every run of the experiments the claims read, each once, in file order; with `only_read`,
+    only the runs the claims' expressions name (`--only`: a paper-scale check of one claim
+    need not run its experiment's other runs, which the plots alone would show)."""
     wanted: list[tuple[Experiment, str]] = []
     for claim in claims:
         for name in claim.experiments:
             experiment = papers[claim.paper].experiments[name]
             for run in experiment.runs:
+                if only_read and (name, run) not in claim.runs:
+                    continue
                 if (experiment, run) not in wanted:
                     wanted.append((experiment, run))
     return wanted
