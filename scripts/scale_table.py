@@ -14,6 +14,9 @@ from pathlib import Path
 
 
 def read(path: str) -> dict[str, dict[str, str]]:
+    if not Path(path).is_file():
+        print(f"error: {path}: no such file (a claims.csv that `clos reproduce --out` wrote)", file=sys.stderr)
+        sys.exit(2)
     with Path(path).open(newline="") as f:
         return {f"{r['paper']}/{r['claim']}": r for r in csv.DictReader(f)}
 

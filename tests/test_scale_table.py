@@ -23,3 +23,13 @@ def test_paper_values_sit_beside_small_ones_and_missing_ones_say_so(tmp_path: Pa
 def test_without_files_it_prints_its_usage_and_exits_2():
     result = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True)
     assert result.returncode == 2 and "scale_table.py SMALL_CLAIMS_CSV" in result.stderr
+
+
+def test_a_missing_file_is_named_without_a_traceback(tmp_path: Path):
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "none.csv"), str(tmp_path / "none.csv")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and "none.csv: no such file" in result.stderr
+    assert "Traceback" not in result.stderr
