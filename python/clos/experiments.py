@@ -61,7 +61,7 @@ class Claim:
     # the claim is then reported as `differs` and does not fail the run. See Verdict.
     known_deviation: str
     experiments: tuple[str, ...] = field(default=())
-    # The (experiment, run) pairs `ours` reads.
+    # The (experiment, run) pairs `ours` and `holds` read.
     runs: tuple[tuple[str, str], ...] = field(default=())
 
 

@@ -137,7 +137,8 @@ def write_report(
 def _bars(
     paper: Paper, name: str, records: dict[tuple[str, str, str], RunRecord], path: Path
 ) -> Plot:
-    """One bar per run of the experiment: the quantity its `plot.key` names."""
+    """One bar per run of the experiment, or with `plot.x` one line per series of runs: the
+    quantity its `plot.key` names."""
     import matplotlib
 
     matplotlib.use("Agg")
