@@ -238,14 +238,15 @@ impl RunOutput<'_> {
         for (i, f) in w.flows.iter().enumerate() {
             let fin = w.finished[i];
             let s = &w.senders[i].stats;
-            let ideal = slowdown::ideal_fct(&slowdown::shortest_path(&w.topo, w.routes(), f.src, f.dst), f.bytes, self.params.flow_mss(i) as u64);
+            let mss = self.params.flow_mss(i);
+            let ideal = slowdown::ideal_fct(&slowdown::shortest_path(&w.topo, w.routes(), f.src, f.dst), f.bytes, mss as u64);
             let fct = fin.map(|t| t - f.start);
             flows.id.push(i as u32);
             flows.src.push(f.src);
             flows.dst.push(f.dst);
             flows.service.push(w.services.get(f.service as usize).cloned().unwrap_or_default());
             flows.bytes.push(f.bytes);
-            flows.mss.push(self.params.flow_mss(i));
+            flows.mss.push(mss);
             flows.delivered.push(w.delivered_bytes[i]);
             flows.start_ps.push(f.start);
             flows.end_ps.push(fin.unwrap_or(0));
