@@ -24,6 +24,12 @@
 //! reorders its segments is fed their spurious retransmissions; a counter spreads them
 //! (docs/load-balancers.md, "LocalFlow on a permutation").
 //!
+//! After a partial failure (a link down or down-rated) the bins are resized in proportion to the
+//! capacity left behind each link (§4.3: "X loses one of its uplinks, so it has half the
+//! outgoing capacity of W, and LocalFlow sends twice as much to W"), as routing's per-port
+//! path-capacity weights give it (`routing.weighted`, on by default). On a symmetric fabric the
+//! bins are equal and nothing changes.
+//!
 //! Our choices where the paper is silent: a flow with no rule yet (first seen since the last
 //! round) follows ECMP until the next round; a rule that carried no bytes in an interval is
 //! removed (the flow ended or stalled).
@@ -66,6 +72,8 @@ pub struct LocalFlow {
     pub interval: Time,
     slack: f64,
     split: SplitBy,
+    /// Bins sized by path capacity (§4.3) when routing's weights are unequal.
+    weighted: bool,
     mss: u64,
     ecmp: Ecmp,
     isn_salt: u64,
@@ -85,6 +93,7 @@ impl LocalFlow {
             interval: spec.interval.map_or(50_000_000_000, |d| d.0),
             slack,
             split: spec.split.unwrap_or_default(),
+            weighted: spec.weighted != Some(false),
             mss: mss as u64,
             ecmp: Ecmp::new(topo, streams),
             isn_salt: next_u64(&mut s),
@@ -177,15 +186,18 @@ impl LocalFlow {
                 let links = f.routes.group(sw.rules[order[start]].group);
                 let flows: Vec<(f64, usize)> = order[start..end].iter().map(|&i| (sw.rules[i].bytes as f64, i)).collect();
                 let delta = self.slack * bytes_per_interval(links[0]);
-                let bins = bin_pack(flows, links.len(), delta);
-                // Smallest bin to the most loaded link (largest bin to the idlest).
+                let weights = if self.weighted { link_weights(f, node, dst, links) } else { vec![1.0; links.len()] };
+                let bins = bin_pack(flows, &weights, delta);
+                // A bin is sized for its link, so it may only trade places with bins of the same
+                // weight: within each weight, the smallest bin goes to the most loaded link (the
+                // largest to the idlest). With equal weights that is every bin and link.
                 let mut bin_order: Vec<usize> = (0..bins.len()).collect();
-                bin_order.sort_by(|&a, &b| bins[a].0.total_cmp(&bins[b].0));
+                bin_order.sort_by(|&a, &b| weights[a].total_cmp(&weights[b]).then(bins[a].0.total_cmp(&bins[b].0)));
                 let mut link_order: Vec<usize> = (0..links.len()).collect();
                 link_order.sort_by(|&a, &b| {
                     let la = link_load[(links[a] - first_port) as usize];
                     let lb = link_load[(links[b] - first_port) as usize];
-                    lb.total_cmp(&la)
+                    weights[a].total_cmp(&weights[b]).then(lb.total_cmp(&la))
                 });
                 let mut pieces: Vec<(usize, u32, f64)> = Vec::new();
                 for (&b, &l) in bin_order.iter().zip(&link_order) {
@@ -215,11 +227,37 @@ impl LocalFlow {
     }
 }
 
-/// BINPACK of Algorithm 1: `flows` are (rate, id); returns per bin (total, [(id, amount)]).
-fn bin_pack(mut flows: Vec<(f64, usize)>, n_links: usize, delta: f64) -> Vec<(f64, Vec<(usize, f64)>)> {
+/// Each link's share of the traffic toward `dst` at `node`: routing's path-capacity weight of
+/// the port (`SplitMode::PerPort`), or equal shares where routing has none for this group (a
+/// VL2 packet climbing toward the intermediates, or weights switched off).
+fn link_weights(f: &Fabric, node: u32, dst: u32, links: &[u32]) -> Vec<f64> {
+    let tor = f.topo.tor_index[f.topo.host_tor[dst as usize] as usize];
+    let classes = f.routes.split_toward_tor(node, tor);
+    let mut weights = vec![0.0; links.len()];
+    let mut below = 0;
+    for c in classes {
+        let port = f.routes.group(c.group)[0];
+        if let Some(j) = links.iter().position(|&l| l == port) {
+            weights[j] = (c.cumulative - below) as f64;
+        }
+        below = c.cumulative;
+    }
+    // Equal weights are equal bins, exactly as on a symmetric fabric (`total / n`, not
+    // `total * w / (n * w)`, which may differ in the last bit); a link routing gives no weight
+    // (not in this split) leaves the bins equal too.
+    if weights.iter().all(|&w| w > 0.0) && weights.iter().any(|&w| w != weights[0]) {
+        return weights;
+    }
+    vec![1.0; links.len()]
+}
+
+/// BINPACK of Algorithm 1: `flows` are (rate, id), bin j gets `weights[j]` of the total (equal
+/// bins on a symmetric fabric); returns per bin (total, [(id, amount)]).
+fn bin_pack(mut flows: Vec<(f64, usize)>, weights: &[f64], delta: f64) -> Vec<(f64, Vec<(usize, f64)>)> {
+    let n_links = weights.len();
     let total: f64 = flows.iter().map(|f| f.0).sum();
-    let cap = total / n_links as f64;
-    let mut residual = vec![cap; n_links];
+    let sum: f64 = weights.iter().sum();
+    let mut residual: Vec<f64> = weights.iter().map(|w| total * w / sum).collect();
     let mut bins: Vec<(f64, Vec<(usize, f64)>)> = vec![(0.0, Vec::new()); n_links];
     flows.sort_by(|a, b| a.0.total_cmp(&b.0)); // policy: increasing rate (stable)
     let mut i = 0;
@@ -306,19 +344,35 @@ mod tests {
     #[test]
     fn bin_pack_balances_within_the_slack_and_splits_only_big_flows() {
         let flows: Vec<(f64, usize)> = [9.0, 1.0, 1.0, 1.0, 4.0, 2.0].iter().copied().zip(0..).collect();
-        let bins = bin_pack(flows.clone(), 3, 0.0);
+        let bins = bin_pack(flows.clone(), &[1.0; 3], 0.0);
         for b in &bins {
             assert!((b.0 - 6.0).abs() < 1e-9, "delta 0: exact balance, got {}", b.0);
         }
-        let bins = bin_pack(flows.clone(), 3, 2.5);
+        let bins = bin_pack(flows.clone(), &[1.0; 3], 2.5);
         let totals: Vec<f64> = bins.iter().map(|b| b.0).collect();
         let (lo, hi) = totals.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
         assert!(hi - lo <= 2.5 + 1e-9, "{totals:?}");
         let split_ids: Vec<usize> = (0..6).filter(|id| bins.iter().filter(|b| b.1.iter().any(|p| p.0 == *id)).count() > 1).collect();
         assert!(split_ids.iter().all(|&id| flows[id].0 > 2.5), "a flow at or below delta was split: {split_ids:?}");
         // delta = 1 x capacity (LocalFlow-NS) never splits flows up to link capacity.
-        let bins = bin_pack(flows, 3, 1e9);
+        let bins = bin_pack(flows, &[1.0; 3], 1e9);
         assert_eq!(bins.iter().map(|b| b.1.len()).sum::<usize>(), 6);
+    }
+
+    /// §4.3: bins in proportion to the capacity behind each link. With delta = 0 they are
+    /// exactly proportional; with LocalFlow-NS's delta no flow is split.
+    #[test]
+    fn weighted_bins_follow_the_capacity_left() {
+        // Bytes per interval (no piece below a byte is split off).
+        let flows: Vec<(f64, usize)> = [3.0, 3.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 2.0, 4.0].iter().map(|x| x * 1e6).zip(0..).collect();
+        let bins = bin_pack(flows.clone(), &[1.0, 4.0, 4.0, 4.0], 0.0);
+        let totals: Vec<f64> = bins.iter().map(|b| b.0).collect();
+        for (t, want) in totals.iter().zip([20.0 / 13.0, 80.0 / 13.0, 80.0 / 13.0, 80.0 / 13.0]) {
+            assert!((t - want * 1e6).abs() < 1e-3, "{totals:?}");
+        }
+        let bins = bin_pack(flows, &[1.0, 4.0, 4.0, 4.0], 1e9);
+        assert_eq!(bins.iter().map(|b| b.1.len()).sum::<usize>(), 10);
+        assert!(bins[0].0 < bins[1].0.min(bins[2].0).min(bins[3].0), "the small link gets the least");
     }
 
     #[test]

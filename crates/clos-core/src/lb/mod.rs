@@ -230,7 +230,7 @@ pub fn split_mode(spec: &RoutingSpec, topo: &Topology) -> Result<SplitMode> {
     Ok(match spec.scheme {
         Scheme::Drill | Scheme::DrillFlow if spec.decompose != Some(false) => SplitMode::Components,
         Scheme::Wcmp => SplitMode::PerPort { fixed: wcmp::fixed_weights(spec, topo)? },
-        Scheme::Presto if spec.weighted != Some(false) => SplitMode::PerPort { fixed: None },
+        Scheme::Presto | Scheme::Localflow | Scheme::LocalflowNs if spec.weighted != Some(false) => SplitMode::PerPort { fixed: None },
         _ => SplitMode::None,
     })
 }

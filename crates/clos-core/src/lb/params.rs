@@ -80,6 +80,7 @@ pub struct RoutingSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decompose: Option<bool>,
     /// Presto: weigh paths by capacity (Presto's weighted multipathing after failures).
+    /// LocalFlow: size each link's bin by that capacity (LocalFlow §4.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weighted: Option<bool>,
 }
@@ -109,7 +110,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "dre_bits", schemes: &[Conga], default: "3", doc: "bits of the quantised congestion metric (CONGA §3.2)" },
     Param { name: "weights", schemes: &[Wcmp], default: "path capacity", doc: "list of {from, to, weight} fixing per-link weights (default: the capacity of the shortest paths through each next hop)" },
     Param { name: "decompose", schemes: &[Drill, DrillFlow], default: "true", doc: "hash flows to symmetric components (Quiver), then DRILL inside one (DRILL §3.4)" },
-    Param { name: "weighted", schemes: &[Presto], default: "true", doc: "flowcells over paths in proportion to path capacity, not plain round robin (Presto's weighted multipathing)" },
+    Param { name: "weighted", schemes: &[Presto, Localflow, LocalflowNs], default: "true", doc: "presto: flowcells over paths in proportion to path capacity, not plain round robin (Presto's weighted multipathing); localflow: bins sized in proportion to the capacity left behind each link (LocalFlow §4.3)" },
 ];
 
 impl RoutingSpec {
