@@ -251,8 +251,8 @@ fn link_weights(f: &Fabric, node: u32, dst: u32, links: &[u32]) -> Vec<f64> {
     vec![1.0; links.len()]
 }
 
-/// BINPACK of Algorithm 1: `flows` are (rate, id), bin j gets `weights[j]` of the total (equal
-/// bins on a symmetric fabric); returns per bin (total, [(id, amount)]).
+/// BINPACK of Algorithm 1: `flows` are (rate, id), and bin j holds `weights[j] / sum(weights)`
+/// of their total (equal bins on a symmetric fabric); returns per bin (total, [(id, amount)]).
 fn bin_pack(mut flows: Vec<(f64, usize)>, weights: &[f64], delta: f64) -> Vec<(f64, Vec<(usize, f64)>)> {
     let n_links = weights.len();
     let total: f64 = flows.iter().map(|f| f.0).sum();
