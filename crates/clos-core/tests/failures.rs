@@ -383,3 +383,44 @@ fn presto_weighted_sends_flowcells_in_proportion_to_path_capacity() {
     }
     assert_eq!(counts, [("agg0".to_string(), 10), ("agg1".to_string(), 20)].into_iter().collect());
 }
+
+/// LocalFlow §4.3: after a partial failure the upstream switch sizes its bins in proportion to
+/// the capacity left behind each link. k=4 fat tree with agg0-core0 down: from tor0 toward pod 3,
+/// agg0 has one path left and agg1 two (the weights the Presto test above checks), so after a
+/// scheduling round agg0 should carry a third of ten equal flows' packets, where equal bins give
+/// it half. Tolerance: split ratios are multiples of 1/16 (5/16 = 0.31 for a third).
+#[test]
+fn localflow_sizes_its_bins_by_the_capacity_left() {
+    use clos_core::fabric::Ports;
+    use clos_core::lb::{localflow::LocalFlow, params::RoutingSpec, Fabric, Scheme};
+    use clos_core::packet::Packet;
+    use clos_core::rng::{mix64, Streams};
+    let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(10_000_000_000), Rate(10_000_000_000), 0).unwrap();
+    let mut state = LinkState::all_up(&t);
+    down(&t, &mut state, "agg0", "core0");
+    let r = Routes::with_state(&t, &state, SplitMode::PerPort { fixed: None });
+    let ports = Ports::new(&t, u64::MAX, None);
+    let f = Fabric { topo: &t, routes: &r, ports: &ports, now: 0 };
+    let edge = t.node_named("tor0").unwrap();
+    let agg0 = t.node_named("agg0").unwrap();
+    let share_via_agg0 = |weighted: bool| {
+        let spec = RoutingSpec { scheme: Scheme::Localflow, weighted: Some(weighted), ..Default::default() };
+        let mut lf = LocalFlow::new(&spec, &t, 1460, &mut Streams::new(3));
+        let mut send = |lf: &mut LocalFlow, segs: std::ops::Range<u32>| {
+            let mut via_agg0 = 0;
+            for flow in 0..10u64 {
+                for seg in segs.clone() {
+                    let mut pkt = Packet { src: 0, dst: 15, seg, payload: 1460, entropy: mix64(flow), ..Default::default() };
+                    via_agg0 += u32::from(t.ports[lf.next_port(&f, edge, &mut pkt) as usize].to == agg0);
+                }
+            }
+            via_agg0 as f64 / (10 * segs.len()) as f64
+        };
+        send(&mut lf, 0..100); // measured over the first interval
+        lf.schedule(&f);
+        send(&mut lf, 100..612)
+    };
+    let (weighted, equal) = (share_via_agg0(true), share_via_agg0(false));
+    assert!((weighted - 1.0 / 3.0).abs() < 0.05, "agg0 carries {weighted} with resized bins");
+    assert!((equal - 0.5).abs() < 0.05, "agg0 carries {equal} with equal bins");
+}
