@@ -38,15 +38,7 @@ pub const FLAG_ECE: u8 = 8;
 /// Up to three SACK blocks, as fit in a TCP option alongside timestamps (RFC 2018).
 pub type SackBlocks = [(u32, u32); 3];
 
-/// No SACK blocks.
-pub const NO_SACK: SackBlocks = [(0, 0); 3];
-
-/// A packet's header fields, one cache line: a switch reads one line per hop. (With the SACK
-/// blocks inside, a packet was 80 bytes and four in five straddled two lines; on B2, where the
-/// pool outgrows the caches, that was a second miss at most hops. The blocks, which only the
-/// sending host reads, live beside the pool: [`PacketPool::sack`].)
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(align(64))]
 pub struct Packet {
     pub flow: u32,
     /// Source and destination hosts (the inner AA header).
@@ -78,10 +70,9 @@ pub struct Packet {
     pub entropy: u64,
     /// Send time of the data segment (data) or the echoed one (ACK): RFC 7323 timestamps.
     pub ts: u64,
+    /// SACK blocks on ACKs; `(0, 0)` is unused.
+    pub sack: SackBlocks,
 }
-
-// One line per packet (see above): a field added beyond 64 bytes would make it two.
-const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 impl Packet {
     #[inline]
@@ -97,35 +88,19 @@ impl Packet {
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
-    /// SACK blocks by handle: an ACK's are written when it is allocated; a data packet's slot
-    /// is left as it was and never read.
-    sacks: Vec<SackBlocks>,
     free: Vec<u32>,
 }
 
 impl PacketPool {
-    /// Store a packet; `sack` is given for ACKs (their SACK blocks), `None` for data.
     #[inline]
-    pub fn alloc(&mut self, p: Packet, sack: Option<&SackBlocks>) -> u32 {
-        let h = if let Some(h) = self.free.pop() {
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        if let Some(h) = self.free.pop() {
             self.slots[h as usize] = p;
             h
         } else {
             self.slots.push(p);
-            self.sacks.push(NO_SACK);
             (self.slots.len() - 1) as u32
-        };
-        if let Some(s) = sack {
-            self.sacks[h as usize] = *s;
         }
-        h
-    }
-
-    /// The SACK blocks of ACK `h` (as given to `alloc`).
-    #[inline]
-    pub fn sack(&self, h: u32) -> &SackBlocks {
-        debug_assert!(self.slots[h as usize].has(FLAG_ACK), "only ACKs carry SACK blocks");
-        &self.sacks[h as usize]
     }
 
     #[inline]
@@ -144,7 +119,7 @@ impl PacketPool {
     }
 
     /// Ask the CPU to start loading packet `h` into the cache, without waiting for it. On large
-    /// fabrics the pool outgrows the caches (B2: ~115,000 packets alive, 7 MB) and the first touch
+    /// fabrics the pool outgrows the caches (B2: ~115,000 packets alive, 9 MB) and the first touch
     /// of a packet at each hop was the single largest cost (35% of B2's samples in the Rust core,
     /// docs/performance.md); the event loop calls this for the packets of the next two events
     /// while it runs the current one. A hint only: it changes no result.
@@ -153,9 +128,13 @@ impl PacketPool {
         #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(h as usize) {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let first = p as *const Packet as *const i8;
             // SAFETY: prefetching is a hint that never faults and reads nothing into the
-            // program; the address is the slot's, and a packet is one cache line.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const Packet as *const i8) }
+            // program; both addresses lie inside the slot (a packet spans up to two cache lines).
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(first);
+                _mm_prefetch::<_MM_HINT_T0>(first.add(std::mem::size_of::<Packet>() - 1));
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
@@ -184,15 +163,10 @@ mod tests {
     #[test]
     fn pool_recycles_handles() {
         let mut pool = PacketPool::default();
-        let a = pool.alloc(Packet::default(), None);
-        let _b = pool.alloc(Packet::default(), None);
+        let a = pool.alloc(Packet::default());
+        let _b = pool.alloc(Packet::default());
         pool.free(a);
-        assert_eq!(pool.alloc(Packet::default(), None), a);
+        assert_eq!(pool.alloc(Packet::default()), a);
         assert_eq!(pool.live(), 2);
-        // An ACK's SACK blocks come back with it, whatever the slot held before.
-        let blocks = [(4, 5), (2, 3), (0, 0)];
-        pool.free(a);
-        let ack = pool.alloc(Packet { flags: FLAG_ACK, ..Packet::default() }, Some(&blocks));
-        assert_eq!((ack, *pool.sack(ack)), (a, blocks));
     }
 }

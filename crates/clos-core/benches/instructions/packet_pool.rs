@@ -15,7 +15,7 @@ const OPS: u32 = 500_000;
 /// `LIVE` of them alive, oldest first.
 fn warm() -> (PacketPool, VecDeque<u32>) {
     let mut pool = PacketPool::default();
-    let live = (0..LIVE as u32).map(|i| pool.alloc(Packet { seg: i, ..Default::default() }, None)).collect();
+    let live = (0..LIVE as u32).map(|i| pool.alloc(Packet { seg: i, ..Default::default() })).collect();
     (pool, live)
 }
 
@@ -24,7 +24,7 @@ fn warm() -> (PacketPool, VecDeque<u32>) {
 fn alloc_touch_free((mut pool, mut live): (PacketPool, VecDeque<u32>)) -> (u64, PacketPool, VecDeque<u32>) {
     let mut acc = 0u64;
     for i in 0..OPS {
-        let h = pool.alloc(Packet { flow: i % 128, seg: i, payload: 1460, ..Default::default() }, None);
+        let h = pool.alloc(Packet { flow: i % 128, seg: i, payload: 1460, ..Default::default() });
         pool.get_mut(h).hops += 1;
         let oldest = live.pop_front().expect("LIVE packets are alive");
         acc = acc.wrapping_add(pool.get(oldest).seg as u64);

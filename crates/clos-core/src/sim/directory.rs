@@ -9,7 +9,7 @@
 use super::World;
 use crate::directory::{AtAgent, Directory, DirectoryEvent};
 use crate::lb::Fabric;
-use crate::packet::{Packet, SackBlocks, FLAG_ACK};
+use crate::packet::{Packet, FLAG_ACK};
 use crate::scenario::Scenario;
 use crate::rng::Streams;
 use crate::event::EventQueue;
@@ -38,7 +38,7 @@ impl World {
     /// The agent maps a packet's AAs (`pkt.src`, `pkt.dst`) to servers: the server it leaves
     /// from, or `None` when it waits for a lookup (it is then in the pool and counted as sent).
     #[inline(never)]
-    pub(super) fn agent_resolve(&mut self, pkt: &mut Packet, sack: Option<&SackBlocks>) -> Option<u32> {
+    pub(super) fn agent_resolve(&mut self, pkt: &mut Packet) -> Option<u32> {
         let d = self.directory.as_mut().expect("called with a directory");
         match d.at_agent(&mut self.queue, self.now, pkt.flow, pkt.has(FLAG_ACK), pkt.src, pkt.dst) {
             AtAgent::Send { from, to } => {
@@ -48,7 +48,7 @@ impl World {
             }
             AtAgent::Hold { entry, from } => {
                 pkt.src = from;
-                let h = self.pool.alloc(*pkt, sack);
+                let h = self.pool.alloc(*pkt);
                 self.counters.sent += 1;
                 d.hold(entry, h);
                 None

@@ -3,7 +3,7 @@
 use super::World;
 use crate::event::Event;
 use crate::lb::Fabric;
-use crate::packet::{Packet, SackBlocks, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT, NO_SACK};
+use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT};
 use crate::transport::receiver::Ack;
 use crate::transport::reorder_shim::Segment;
 
@@ -24,7 +24,7 @@ impl World {
                 entropy: self.entropy[f][0],
                 ..Packet::default()
             };
-            self.emit(spec.src, &mut pkt, None);
+            self.emit(spec.src, &mut pkt);
         }
         if self.senders[f].outstanding() && self.rto[f].deadline.is_none() {
             self.arm_rto(flow);
@@ -42,26 +42,26 @@ impl World {
             flags: FLAG_ACK | if ack.ece { FLAG_ECE } else { 0 },
             ts: ack.echo,
             entropy: self.entropy[f][1],
+            sack: ack.sack,
             ..Packet::default()
         };
-        self.emit(spec.dst, &mut pkt, Some(&ack.sack));
+        self.emit(spec.dst, &mut pkt);
     }
 
-    /// The host agent's last word (VL2 encapsulation), then the NIC queue. `sack`: an ACK's
-    /// SACK blocks.
-    fn emit(&mut self, host: u32, pkt: &mut Packet, sack: Option<&SackBlocks>) {
+    /// The host agent's last word (VL2 encapsulation), then the NIC queue.
+    fn emit(&mut self, host: u32, pkt: &mut Packet) {
         // VL2 directory (directory.rs): the agent maps the AAs to servers, or holds the packet.
         let host = if self.directory.is_none() {
             host
         } else {
-            match self.agent_resolve(pkt, sack) {
+            match self.agent_resolve(pkt) {
                 Some(server) => server,
                 None => return,
             }
         };
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         self.fwd.at_source(&f, pkt);
-        let h = self.pool.alloc(*pkt, sack);
+        let h = self.pool.alloc(*pkt);
         self.counters.sent += 1;
         self.transmit(self.topo.port_start[host as usize], h);
     }
@@ -71,12 +71,11 @@ impl World {
             return; // VL2 directory (directory.rs): the AA moved away while the packet was on its way
         }
         let pkt = *self.pool.get(h);
-        let sack = if pkt.has(FLAG_ACK) { *self.pool.sack(h) } else { NO_SACK };
         self.pool.free(h);
         self.counters.delivered += 1;
         let f = pkt.flow as usize;
         if pkt.has(FLAG_ACK) {
-            let advanced = self.senders[f].on_ack(self.now, pkt.seg, &sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
+            let advanced = self.senders[f].on_ack(self.now, pkt.seg, &pkt.sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
             if !self.senders[f].outstanding() {
                 self.rto[f].deadline = None;
             } else if advanced {
