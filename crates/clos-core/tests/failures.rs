@@ -32,6 +32,17 @@ fn components(t: &Topology, r: &Routes, switch: &str, tor: &str) -> Vec<(Vec<Str
         .collect()
 }
 
+/// A k=4 fat tree at 10 Gb/s with agg0-core0 down, its routes with per-port path-capacity
+/// weights, and its ports (the weighted Presto and LocalFlow tests).
+fn k4_with_agg0_core0_down() -> (Topology, Routes, clos_core::fabric::Ports) {
+    let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(10_000_000_000), Rate(10_000_000_000), 0).unwrap();
+    let mut state = LinkState::all_up(&t);
+    down(&t, &mut state, "agg0", "core0");
+    let r = Routes::with_state(&t, &state, SplitMode::PerPort { fixed: None });
+    let ports = clos_core::fabric::Ports::new(&t, u64::MAX, None);
+    (t, r, ports)
+}
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
@@ -360,15 +371,10 @@ fn a_partitioned_fabric_drops_unroutable_packets_and_recovers() {
 /// of any 3 consecutive flowcells one climbs to agg0 and two to agg1.
 #[test]
 fn presto_weighted_sends_flowcells_in_proportion_to_path_capacity() {
-    use clos_core::fabric::Ports;
     use clos_core::lb::{params::RoutingSpec, presto::Presto, Fabric, Scheme};
     use clos_core::packet::Packet;
     use clos_core::rng::Streams;
-    let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(10_000), Rate(10_000), 0).unwrap();
-    let mut state = LinkState::all_up(&t);
-    down(&t, &mut state, "agg0", "core0");
-    let r = Routes::with_state(&t, &state, SplitMode::PerPort { fixed: None });
-    let ports = Ports::new(&t, u64::MAX, None);
+    let (t, r, ports) = k4_with_agg0_core0_down();
     let f = Fabric { topo: &t, routes: &r, ports: &ports, now: 0 };
     let spec = RoutingSpec { scheme: Scheme::Presto, ..Default::default() };
     let mut p = Presto::new(&spec, 1460, &mut Streams::new(3));
@@ -391,22 +397,17 @@ fn presto_weighted_sends_flowcells_in_proportion_to_path_capacity() {
 /// it half. Tolerance: split ratios are multiples of 1/16 (5/16 = 0.31 for a third).
 #[test]
 fn localflow_sizes_its_bins_by_the_capacity_left() {
-    use clos_core::fabric::Ports;
     use clos_core::lb::{localflow::LocalFlow, params::RoutingSpec, Fabric, Scheme};
     use clos_core::packet::Packet;
     use clos_core::rng::{mix64, Streams};
-    let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(10_000_000_000), Rate(10_000_000_000), 0).unwrap();
-    let mut state = LinkState::all_up(&t);
-    down(&t, &mut state, "agg0", "core0");
-    let r = Routes::with_state(&t, &state, SplitMode::PerPort { fixed: None });
-    let ports = Ports::new(&t, u64::MAX, None);
+    let (t, r, ports) = k4_with_agg0_core0_down();
     let f = Fabric { topo: &t, routes: &r, ports: &ports, now: 0 };
     let edge = t.node_named("tor0").unwrap();
     let agg0 = t.node_named("agg0").unwrap();
     let share_via_agg0 = |weighted: bool| {
         let spec = RoutingSpec { scheme: Scheme::Localflow, weighted: Some(weighted), ..Default::default() };
         let mut lf = LocalFlow::new(&spec, &t, 1460, &mut Streams::new(3));
-        let mut send = |lf: &mut LocalFlow, segs: std::ops::Range<u32>| {
+        let send = |lf: &mut LocalFlow, segs: std::ops::Range<u32>| {
             let mut via_agg0 = 0;
             for flow in 0..10u64 {
                 for seg in segs.clone() {
