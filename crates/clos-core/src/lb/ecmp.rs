@@ -29,8 +29,7 @@ impl Ecmp {
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let tor = f.topo.tor_index[f.topo.host_tor[pkt.dst as usize] as usize];
-        pick(f.routes.toward_tor(switch, tor), self.hash(switch, pkt.entropy))
+        pick(f.routes.toward_tor(switch, f.dst_tor_index(pkt)), self.hash(switch, pkt.entropy))
     }
 }
 

@@ -229,10 +229,9 @@ impl LocalFlow {
 
 /// Each link's share of the traffic toward `dst` at `node`: routing's path-capacity weight of
 /// the port (`SplitMode::PerPort`), or equal shares where routing has none for this group (a
-/// VL2 packet climbing toward the intermediates, or weights switched off).
+/// VL2 packet climbing toward the intermediates).
 fn link_weights(f: &Fabric, node: u32, dst: u32, links: &[u32]) -> Vec<f64> {
-    let tor = f.topo.tor_index[f.topo.host_tor[dst as usize] as usize];
-    let classes = f.routes.split_toward_tor(node, tor);
+    let classes = f.routes.split_toward_tor(node, f.tor_index_of(dst));
     let mut weights = vec![0.0; links.len()];
     let mut below = 0;
     for c in classes {

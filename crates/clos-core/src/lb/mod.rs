@@ -100,7 +100,13 @@ impl Fabric<'_> {
     /// Index of the destination host's ToR among all ToRs (the routing table's column).
     #[inline]
     pub fn dst_tor_index(&self, pkt: &Packet) -> u32 {
-        self.topo.tor_index[self.topo.host_tor[pkt.dst as usize] as usize]
+        self.tor_index_of(pkt.dst)
+    }
+
+    /// Index of `host`'s ToR among all ToRs.
+    #[inline]
+    pub fn tor_index_of(&self, host: u32) -> u32 {
+        self.topo.tor_index[self.topo.host_tor[host as usize] as usize]
     }
 
     /// The packet's next-hop group at `switch`: its id (for per-group state) and its ports.
