@@ -57,6 +57,16 @@ pub struct Store {
     timeout: Duration,
 }
 
+/// After a request to member `failed` fails, points `current` at the member after it, unless
+/// another task already moved on. `current` always holds an index below `members`: comparing
+/// it with `failed` is what tells whether someone else moved first, so it must not grow past
+/// the last member (it once did, and after one full round of failures, as when the leader dies
+/// and the others refuse requests while they elect a new one, every request went to the dead
+/// member for good).
+fn move_on_from(current: &AtomicUsize, failed: usize, members: usize) {
+    let _ = current.compare_exchange(failed, (failed + 1) % members, Ordering::Relaxed, Ordering::Relaxed);
+}
+
 impl Store {
     /// Connects to the cluster. `timeout` bounds every request, so a partitioned store shows up as
     /// an error rather than a hang.
@@ -90,14 +100,13 @@ impl Store {
     {
         let mut last = None;
         for _ in 0..self.members.len() {
-            let index = self.current.load(Ordering::Relaxed) % self.members.len();
+            let index = self.current.load(Ordering::Relaxed);
             let result = match tokio::time::timeout(self.timeout, call(self.members[index].clone())).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => StoreError::Etcd(e),
                 Err(_) => StoreError::Timeout(self.timeout),
             };
-            // Move on unless another task already did.
-            let _ = self.current.compare_exchange(index, index + 1, Ordering::Relaxed, Ordering::Relaxed);
+            move_on_from(&self.current, index, self.members.len());
             last = Some(result);
         }
         Err(last.expect("at least one member"))
@@ -274,4 +283,34 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
         }
     }
     vec![0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three members, every request failing (the leader killed, the other two without a leader
+    /// during the election): the cursor must keep cycling over all three, round after round,
+    /// so that the first member to answer again is reached.
+    #[test]
+    fn the_member_cursor_keeps_cycling_after_a_full_round_of_failures() {
+        let current = AtomicUsize::new(0);
+        let mut visited = Vec::new();
+        for _ in 0..7 {
+            let index = current.load(Ordering::Relaxed);
+            visited.push(index);
+            move_on_from(&current, index, 3);
+        }
+        assert_eq!(visited, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    /// Two tasks fail on the same member at once: only the first moves the cursor on, so the
+    /// second does not skip the next member.
+    #[test]
+    fn a_second_failure_on_the_same_member_does_not_skip_the_next() {
+        let current = AtomicUsize::new(2);
+        move_on_from(&current, 2, 3);
+        move_on_from(&current, 2, 3);
+        assert_eq!(current.load(Ordering::Relaxed), 0);
+    }
 }
