@@ -59,19 +59,22 @@ fn tie_key(time: Time, seq: u64) -> u64 {
     (time & ((1 << BUCKET_BITS) - 1)) << (64 - BUCKET_BITS) | seq
 }
 
-/// The lower and upper 8 bits of the time's low 16 bits in a `tie_key`.
-const _: () = assert!(BUCKET_BITS == 16, "the counting sort's two digits cover 16 bits");
+/// The counting sort's two digits: the lower and upper halves of the time's low `BUCKET_BITS`
+/// bits in a `tie_key`.
+const DIGIT_BITS: u32 = BUCKET_BITS / 2;
+const RADIX: usize = 1 << DIGIT_BITS;
+const _: () = assert!(BUCKET_BITS % 2 == 0, "the counting sort's two digits cover the bucket's bits");
 #[inline]
 fn low_digit(key: u64) -> usize {
-    (key >> 48) as usize & 0xff
+    (key >> (64 - BUCKET_BITS)) as usize & (RADIX - 1)
 }
 #[inline]
 fn high_digit(key: u64) -> usize {
-    (key >> 56) as usize
+    (key >> (64 - DIGIT_BITS)) as usize
 }
 
 /// Counts per digit to where each digit's run starts when the largest digit comes first.
-fn descending_offsets(counts: &mut [u32; 256]) {
+fn descending_offsets(counts: &mut [u32; RADIX]) {
     let mut at = 0;
     for c in counts.iter_mut().rev() {
         let n = *c;
@@ -99,35 +102,43 @@ impl Ord for Entry {
     }
 }
 
-/// log2 of a bucket's width in picoseconds: 2^16 ps = 65.5 ns, about a twentieth of a 1500 B
-/// frame's time at 10 Gb/s, so a bucket holds a few tens of events on B1 (~270 on B2). (On B1, widths from
-/// 2^15 to 2^16 ps ran equally fast; 2^17 was 5% and 2^19 15% slower.)
-const BUCKET_BITS: u32 = 16;
-/// Scheduling calls allowed in one run (see `tie_key`): 2^48 events would take years at tens of
-/// millions of events per second.
+/// log2 of a bucket's width in picoseconds: 2^20 ps = 1.05 us, about the default link's
+/// propagation delay, so that a hop (propagation plus serialisation) lands in a later bucket and
+/// an event scheduled into the bucket being run (the `late` heap) stays rare. A bucket holds
+/// ~560 events on B1 and ~4,300 on B2, sorted by counting. (Narrower buckets, 2^16 ps, were the
+/// rule while buckets were sorted by comparison; with the counting sort, wider ones ran B1
+/// 12% (2^18) and 17% (2^20) faster, the wheel's 128 bucket tails staying in the first-level
+/// cache where 2,048 did not: docs/performance.md.)
+const BUCKET_BITS: u32 = 20;
+/// Scheduling calls allowed in one run (see `tie_key`): 2^44 (1.8 * 10^13) events would take
+/// weeks at ten million events per second; paper-scale runs take 2 * 10^10.
 const SEQ_LIMIT: u64 = 1 << (64 - BUCKET_BITS);
 /// Buckets with fewer events than this are sorted by comparison: below it the counting sort's
-/// two 256-entry tables cost more than they save.
-const RADIX_MIN: usize = 64;
-/// Buckets in the wheel: 2^11 x 65.5 ns = 134 us of near future, where almost all packet events
+/// two tables of `RADIX` counts cost more than they save.
+const RADIX_MIN: usize = RADIX / 4;
+/// Buckets in the wheel: 2^7 x 1.05 us = 134 us of near future, where almost all packet events
 /// (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue arrivals
 /// go to the overflow heap and move into the wheel as it turns. A longer wheel is no faster and
-/// holds more memory in sparsely used buckets (B2: 114 MB at 2^11, 281 MB at 2^14).
-const WHEEL: u64 = 1 << 11;
+/// holds more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms).
+const WHEEL: u64 = 1 << (27 - BUCKET_BITS);
 
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
 /// A calendar (timing wheel) over integer time: events within the next `WHEEL` buckets are kept
 /// unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
-/// and its events are then popped off its end. That is O(log k) per event for the k events of
-/// one bucket instead of O(log n) with cache misses over all n pending events (about half of
-/// the time with one big heap, see docs/performance.md). One sort of a bucket also costs less
-/// than k pops from a heap of it (on B2 a bucket holds ~270 events; docs/performance.md). The
-/// order is exactly a heap's: by time, then by scheduling order. Bucket vectors are recycled,
+/// and its events are then popped off its end. A bucket is sorted by counting (a few
+/// instructions per event) and small ones by comparison, instead of O(log n) heap steps with
+/// cache misses over all n pending events (about half of the time with one big heap, see
+/// docs/performance.md). The order is exactly a heap's: by time, then by scheduling order. Bucket vectors are recycled,
 /// so once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
     /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
     current: Vec<Entry>,
+    /// Events scheduled into the bucket being run after it was sorted (a hop shorter than a
+    /// bucket: a link delay below 1 us, a timer of zero). A heap, because inserting into the
+    /// sorted bucket would move up to thousands of entries; `pop` takes the earlier of its top
+    /// and the bucket's next.
+    late: BinaryHeap<Entry>,
     /// Index (time >> BUCKET_BITS) of the bucket in `current`.
     cur: u64,
     /// Bucket `b` (cur < b < cur + WHEEL) lives at `wheel[b % WHEEL]`.
@@ -155,6 +166,7 @@ impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             current: Vec::with_capacity(n.min(1024)),
+            late: BinaryHeap::new(),
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             in_wheel: 0,
@@ -174,12 +186,9 @@ impl EventQueue {
         let e = Entry { time, key: tie_key(time, self.seq), event };
         let b = time >> BUCKET_BITS;
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
-        // idle stretch; such an event is still the earliest, so the current bucket is its place.
-        // Either way it goes where the order puts it (an event scheduled within the bucket
-        // being run is rare: a hop takes longer than a bucket's 65.5 ns).
+        // idle stretch; such an event is still the earliest, so the bucket being run is its place.
         if b <= self.cur {
-            let at = self.current.partition_point(|x| *x < e);
-            self.current.insert(at, e);
+            self.late.push(e);
         } else if b < self.cur + WHEEL {
             self.to_wheel(b, e);
         } else {
@@ -189,10 +198,29 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if self.current.is_empty() && !self.advance() {
+        if !self.ready() {
             return None;
         }
-        self.current.pop().map(|e| (e.time, e.event))
+        let e = if self.late.is_empty() { self.current.pop() } else { self.pop_late_or_current() };
+        e.map(|e| (e.time, e.event))
+    }
+
+    /// Whether the bucket being run (with its late arrivals) has an event, turning the wheel
+    /// to the next non-empty bucket if not; false if there are no events at all.
+    #[inline]
+    fn ready(&mut self) -> bool {
+        !(self.current.is_empty() && self.late.is_empty()) || self.advance()
+    }
+
+    /// The earlier of the late heap's top and the sorted bucket's next (`Entry`'s order is
+    /// reversed: the greater is the earlier).
+    #[cold]
+    fn pop_late_or_current(&mut self) -> Option<Entry> {
+        match (self.current.last(), self.late.peek()) {
+            (Some(c), Some(l)) if c > l => self.current.pop(),
+            (_, Some(_)) => self.late.pop(),
+            _ => self.current.pop(),
+        }
     }
 
     /// The events `pop` will return next that are already in the bucket being run, the next
@@ -205,10 +233,13 @@ impl EventQueue {
     /// Time of the next event (turning the wheel to it if needed).
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.current.is_empty() && !self.advance() {
+        if !self.ready() {
             return None;
         }
-        self.current.last().map(|e| e.time)
+        match (self.current.last(), self.late.peek()) {
+            (Some(c), Some(l)) => Some(c.time.min(l.time)),
+            (c, l) => c.or(l).map(|e| e.time),
+        }
     }
 
     #[inline]
@@ -295,9 +326,10 @@ impl EventQueue {
         self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
     }
 
-    /// Sort the current bucket on the time's low 16 bits alone, in two 8-bit digits: a stable
-    /// counting sort costs a few instructions per event, where a comparison sort of ~270 events
-    /// (a B2 bucket) makes eight comparisons and moves per event (docs/performance.md).
+    /// Sort the current bucket on the time's low `BUCKET_BITS` bits alone, in two digits of
+    /// `DIGIT_BITS`: a stable counting sort costs a few instructions per event, where a
+    /// comparison sort of the ~4,300 events of a B2 bucket makes twelve comparisons and moves per
+    /// event (docs/performance.md).
     ///
     /// Ties are left in the order the bucket holds them (reversed, as the bucket is sorted
     /// latest first), which is scheduling order for the events `schedule` pushed, and for far
@@ -305,7 +337,7 @@ impl EventQueue {
     /// event scheduled into the bucket later. `sort_current` checks the result and falls back to
     /// comparing whole keys if that ever does not hold.
     fn counting_sort_current(&mut self) {
-        let (mut low, mut high) = ([0u32; 256], [0u32; 256]);
+        let (mut low, mut high) = ([0u32; RADIX], [0u32; RADIX]);
         for e in &self.current {
             low[low_digit(e.key)] += 1;
             high[high_digit(e.key)] += 1;
@@ -329,7 +361,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.current.len() + self.in_wheel + self.overflow.len()
+        self.current.len() + self.late.len() + self.in_wheel + self.overflow.len()
     }
 
     pub fn is_empty(&self) -> bool {
