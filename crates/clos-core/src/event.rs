@@ -50,31 +50,114 @@ struct Entry {
     event: Event,
 }
 
-/// The time's low `BUCKET_BITS` bits above the scheduling count `seq` (below `SEQ_LIMIT`).
-/// `(time, key)` orders as `(time, seq)`; and within one bucket, whose events share the time's
-/// high bits, `key` alone does, so the bucket being run is sorted on one u64 comparison instead
-/// of two (the sort is a quarter of B1's samples in the Rust core, docs/performance.md).
-#[inline]
-fn tie_key(time: Time, seq: u64) -> u64 {
-    (time & ((1 << BUCKET_BITS) - 1)) << (64 - BUCKET_BITS) | seq
+/// The shape of the wheel: how wide a bucket is, and so how the bucket being run is sorted.
+///
+/// A bucket should hold about a thousand events: narrower ones turn the wheel and touch more
+/// bucket headers and tails per event, wider ones fill the second-level cache while they are
+/// sorted. How many events a fabric makes per microsecond grows with its hosts, so the width is
+/// chosen per run from the hosts' total rate ([`bucket_bits_for`]). Width never changes which
+/// event comes next: the order is `(time, seq)` at any width.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    /// log2 of a bucket's width in picoseconds.
+    bits: u32,
+    /// Buckets in the wheel (a power of two): `SPAN_BITS` of near future in all.
+    wheel: u64,
+    /// The counting sort's two digits split the time's low `bits` bits: the lower `low_bits`
+    /// and the upper `bits - low_bits`.
+    low_bits: u32,
+    /// Buckets with fewer events than this are sorted by comparison: below it the counting
+    /// sort's two tables cost more than they save.
+    radix_min: usize,
+    // Derived from the above once, as shifts and masks the hot paths use as they are.
+    key_shift: u32,
+    time_mask: u64,
+    seq_limit: u64,
+    low_mask: usize,
+    high_shift: u32,
 }
 
-/// The counting sort's two digits: the lower and upper halves of the time's low `BUCKET_BITS`
-/// bits in a `tie_key`.
-const DIGIT_BITS: u32 = BUCKET_BITS / 2;
-const RADIX: usize = 1 << DIGIT_BITS;
-const _: () = assert!(BUCKET_BITS % 2 == 0, "the counting sort's two digits cover the bucket's bits");
-#[inline]
-fn low_digit(key: u64) -> usize {
-    (key >> (64 - BUCKET_BITS)) as usize & (RADIX - 1)
+/// The wheel covers 2^27 ps = 134 us of near future at any width, where almost all packet
+/// events (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue
+/// arrivals go to the overflow heap and move into the wheel as it turns. A longer wheel is no
+/// faster and holds more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms).
+const SPAN_BITS: u32 = 27;
+/// Widths allowed: 65.5 ns to 1.05 us (2,048 to 128 buckets). Narrower ran B5 (8,192 hosts)
+/// slower, by 8% at 2^15 ps; wider than the default link delay of 1 us would send most hops
+/// into the bucket being run (the `late` heap).
+const MIN_BITS: u32 = 16;
+const MAX_BITS: u32 = 20;
+/// The widest digit: two tables of 1,024 counts.
+const MAX_DIGIT: usize = 1 << MAX_BITS.div_ceil(2);
+
+impl Geometry {
+    fn new(bits: u32) -> Geometry {
+        let bits = bits.clamp(MIN_BITS, MAX_BITS);
+        let low_bits = bits / 2;
+        let high_radix = 1usize << (bits - low_bits);
+        Geometry {
+            bits,
+            wheel: 1 << (SPAN_BITS - bits),
+            low_bits,
+            radix_min: (high_radix / 4).max(64),
+            key_shift: 64 - bits,
+            time_mask: (1 << bits) - 1,
+            seq_limit: 1 << (64 - bits),
+            low_mask: (1 << low_bits) - 1,
+            high_shift: 64 - bits + low_bits,
+        }
+    }
+
+    /// The time's low `bits` bits above the scheduling count `seq`, which must stay below
+    /// `seq_limit`: at the widest buckets 2^44 (1.8 * 10^13) scheduling calls, weeks at ten
+    /// million events per second; paper-scale runs take 2 * 10^10.
+    /// `(time, key)` orders as `(time, seq)`; and within one bucket, whose events share the
+    /// time's high bits, `key` alone does, so the bucket being run is sorted on one u64
+    /// instead of two (the sort was a quarter of B1's samples in the Rust core,
+    /// docs/performance.md).
+    #[inline]
+    fn tie_key(&self, time: Time, seq: u64) -> u64 {
+        (time & self.time_mask) << self.key_shift | seq
+    }
+
+    #[inline]
+    fn bucket(&self, time: Time) -> u64 {
+        time >> self.bits
+    }
+
+    #[inline]
+    fn low_digit(&self, key: u64) -> usize {
+        (key >> self.key_shift) as usize & self.low_mask
+    }
+
+    #[inline]
+    fn high_digit(&self, key: u64) -> usize {
+        (key >> self.high_shift) as usize
+    }
 }
-#[inline]
-fn high_digit(key: u64) -> usize {
-    (key >> (64 - DIGIT_BITS)) as usize
+
+/// Bucket width (log2 of picoseconds) for a fabric whose hosts can send `host_bps` bits per
+/// second in all: about `TARGET` events per bucket at the benchmarks' load. Measured
+/// (docs/performance.md): B1 (128 hosts) ran fastest at 2^20 ps, 566 events a bucket; B3
+/// (3,456 hosts) at 2^16 ps, ~900 a bucket, and 20% slower at 2^20 ps, ~15,000 a bucket, whose
+/// sort fills the second-level cache; B2 (1,024 hosts) about as fast at any width from 2^16 to
+/// 2^20 ps. The benchmarks make about five events per full-size frame their hosts could send
+/// (DCTCP permutations: 566 and 4,300 events per 2^20 ps at 128 and 1,024 hosts of 10 Gb/s),
+/// which gives 2^20 ps for 128 hosts, 2^18 for 1,024 and 2^16 (the narrowest allowed) for
+/// 3,456 and 8,192.
+pub fn bucket_bits_for(host_bps: f64) -> u32 {
+    const TARGET: f64 = 1024.0;
+    const EVENTS_PER_FRAME: f64 = 5.0;
+    const FRAME_BITS: f64 = 1538.0 * 8.0;
+    let events_per_ps = EVENTS_PER_FRAME * host_bps / FRAME_BITS / 1e12;
+    if events_per_ps <= 0.0 || !events_per_ps.is_finite() {
+        return MAX_BITS;
+    }
+    ((TARGET / events_per_ps).log2().round().clamp(MIN_BITS as f64, MAX_BITS as f64)) as u32
 }
 
 /// Counts per digit to where each digit's run starts when the largest digit comes first.
-fn descending_offsets(counts: &mut [u32; RADIX]) {
+fn descending_offsets(counts: &mut [u32]) {
     let mut at = 0;
     for c in counts.iter_mut().rev() {
         let n = *c;
@@ -102,50 +185,31 @@ impl Ord for Entry {
     }
 }
 
-/// log2 of a bucket's width in picoseconds: 2^20 ps = 1.05 us, about the default link's
-/// propagation delay, so that a hop (propagation plus serialisation) lands in a later bucket and
-/// an event scheduled into the bucket being run (the `late` heap) stays rare. A bucket holds
-/// ~560 events on B1 and ~4,300 on B2, sorted by counting. (Narrower buckets, 2^16 ps, were the
-/// rule while buckets were sorted by comparison; with the counting sort, wider ones ran B1
-/// 12% (2^18) and 17% (2^20) faster, the wheel's 128 bucket tails staying in the first-level
-/// cache where 2,048 did not: docs/performance.md.)
-const BUCKET_BITS: u32 = 20;
-/// Scheduling calls allowed in one run (see `tie_key`): 2^44 (1.8 * 10^13) events would take
-/// weeks at ten million events per second; paper-scale runs take 2 * 10^10.
-const SEQ_LIMIT: u64 = 1 << (64 - BUCKET_BITS);
-/// Buckets with fewer events than this are sorted by comparison: below it the counting sort's
-/// two tables of `RADIX` counts cost more than they save.
-const RADIX_MIN: usize = RADIX / 4;
-/// Buckets in the wheel: 2^7 x 1.05 us = 134 us of near future, where almost all packet events
-/// (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue arrivals
-/// go to the overflow heap and move into the wheel as it turns. A longer wheel is no faster and
-/// holds more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms).
-const WHEEL: u64 = 1 << (27 - BUCKET_BITS);
-
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
-/// A calendar (timing wheel) over integer time: events within the next `WHEEL` buckets are kept
-/// unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
+/// A calendar (timing wheel) over integer time: events within the next `Geometry::wheel`
+/// buckets (134 us) are kept unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
 /// and its events are then popped off its end. A bucket is sorted by counting (a few
 /// instructions per event) and small ones by comparison, instead of O(log n) heap steps with
 /// cache misses over all n pending events (about half of the time with one big heap, see
-/// docs/performance.md). The order is exactly a heap's: by time, then by scheduling order. Bucket vectors are recycled,
-/// so once the wheel has warmed up nothing is allocated.
+/// docs/performance.md). The order is exactly a heap's: by time, then by scheduling order.
+/// Bucket vectors are recycled, so once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
     /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
     current: Vec<Entry>,
     /// Events scheduled into the bucket being run after it was sorted (a hop shorter than a
-    /// bucket: a link delay below 1 us, a timer of zero). A heap, because inserting into the
+    /// bucket: a link shorter than a bucket is wide, a timer of zero). A heap, because inserting into the
     /// sorted bucket would move up to thousands of entries; `pop` takes the earlier of its top
     /// and the bucket's next.
     late: BinaryHeap<Entry>,
-    /// Index (time >> BUCKET_BITS) of the bucket in `current`.
+    /// Index (`geometry.bucket(time)`) of the bucket in `current`.
     cur: u64,
-    /// Bucket `b` (cur < b < cur + WHEEL) lives at `wheel[b % WHEEL]`.
+    /// Bucket `b` (cur < b < cur + wheel length) lives at `wheel[b % wheel length]`.
     wheel: Vec<Vec<Entry>>,
+    geometry: Geometry,
     /// Events in `wheel`.
     in_wheel: usize,
-    /// Events at or beyond bucket cur + WHEEL.
+    /// Events at or beyond bucket cur + wheel length.
     overflow: BinaryHeap<Entry>,
     /// Emptied bucket vectors kept for reuse, so that only non-empty buckets hold memory.
     spare: Vec<Vec<Entry>>,
@@ -163,12 +227,21 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// A calendar with buckets of 65.5 ns (2^16 ps), for tests and benchmarks; a run sizes its
+    /// buckets to its fabric with [`EventQueue::with_bucket_bits`] and [`bucket_bits_for`].
     pub fn with_capacity(n: usize) -> Self {
+        Self::with_bucket_bits(16, n)
+    }
+
+    /// A calendar with buckets of 2^`bits` ps (clamped to 2^14 to 2^20).
+    pub fn with_bucket_bits(bits: u32, n: usize) -> Self {
+        let geometry = Geometry::new(bits);
         EventQueue {
             current: Vec::with_capacity(n.min(1024)),
             late: BinaryHeap::new(),
             cur: 0,
-            wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
+            wheel: (0..geometry.wheel).map(|_| Vec::new()).collect(),
+            geometry,
             in_wheel: 0,
             overflow: BinaryHeap::new(),
             spare: Vec::new(),
@@ -182,14 +255,15 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        assert!(self.seq < SEQ_LIMIT, "more than 2^48 events scheduled in one run");
-        let e = Entry { time, key: tie_key(time, self.seq), event };
-        let b = time >> BUCKET_BITS;
+        let g = self.geometry;
+        assert!(self.seq < g.seq_limit, "more events scheduled in one run than the calendar's keys hold");
+        let e = Entry { time, key: g.tie_key(time, self.seq), event };
+        let b = g.bucket(time);
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
         // idle stretch; such an event is still the earliest, so the bucket being run is its place.
         if b <= self.cur {
             self.late.push(e);
-        } else if b < self.cur + WHEEL {
+        } else if b < self.cur + g.wheel {
             self.to_wheel(b, e);
         } else {
             self.overflow.push(e);
@@ -244,7 +318,7 @@ impl EventQueue {
 
     #[inline]
     fn to_wheel(&mut self, b: u64, e: Entry) {
-        let bucket = &mut self.wheel[(b % WHEEL) as usize];
+        let bucket = &mut self.wheel[(b & (self.geometry.wheel - 1)) as usize];
         if bucket.capacity() == 0 {
             if let Some(v) = self.spare.pop() {
                 *bucket = v;
@@ -274,14 +348,14 @@ impl EventQueue {
                 // Nothing in the near future: jump straight to the earliest far event.
                 match self.overflow.peek() {
                     None => return false,
-                    Some(e) => self.cur = (e.time >> BUCKET_BITS) - 1,
+                    Some(e) => self.cur = self.geometry.bucket(e.time) - 1,
                 }
             }
             self.cur += 1;
             // Far events that are now within the wheel's span join it.
             while let Some(e) = self.overflow.peek() {
-                let b = e.time >> BUCKET_BITS;
-                if b >= self.cur + WHEEL {
+                let b = self.geometry.bucket(e.time);
+                if b >= self.cur + self.geometry.wheel {
                     break;
                 }
                 let e = self.overflow.pop().expect("peeked");
@@ -291,7 +365,7 @@ impl EventQueue {
                     self.to_wheel(b, e);
                 }
             }
-            let slot = (self.cur % WHEEL) as usize;
+            let slot = (self.cur & (self.geometry.wheel - 1)) as usize;
             if !self.wheel[slot].is_empty() {
                 self.in_wheel -= self.wheel[slot].len();
                 // The bucket's vector becomes the current one, joined by the far events just
@@ -316,7 +390,7 @@ impl EventQueue {
     /// Sort the bucket just made current, latest first (its events share the time's high bits,
     /// so `key` alone orders them; see `tie_key`).
     fn sort_current(&mut self) {
-        if self.current.len() >= RADIX_MIN {
+        if self.current.len() >= self.geometry.radix_min {
             self.counting_sort_current();
             // Keys are unique (`seq` is), so a sorted bucket is the one order there is.
             if self.current.windows(2).all(|w| w[0].key > w[1].key) {
@@ -326,10 +400,10 @@ impl EventQueue {
         self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
     }
 
-    /// Sort the current bucket on the time's low `BUCKET_BITS` bits alone, in two digits of
-    /// `DIGIT_BITS`: a stable counting sort costs a few instructions per event, where a
-    /// comparison sort of the ~4,300 events of a B2 bucket makes twelve comparisons and moves per
-    /// event (docs/performance.md).
+    /// Sort the current bucket on the time's low `bits` bits alone, in two digits of half as
+    /// many: a stable counting sort costs a few instructions per event, where a comparison sort
+    /// of the ~500 events of a benchmark's bucket makes nine comparisons and moves per event
+    /// (docs/performance.md).
     ///
     /// Ties are left in the order the bucket holds them (reversed, as the bucket is sorted
     /// latest first), which is scheduling order for the events `schedule` pushed, and for far
@@ -337,24 +411,27 @@ impl EventQueue {
     /// event scheduled into the bucket later. `sort_current` checks the result and falls back to
     /// comparing whole keys if that ever does not hold.
     fn counting_sort_current(&mut self) {
-        let (mut low, mut high) = ([0u32; RADIX], [0u32; RADIX]);
+        let g = self.geometry;
+        let mut tables = [[0u32; MAX_DIGIT]; 2];
+        let [low, high] = &mut tables;
+        let (low, high) = (&mut low[..1 << g.low_bits], &mut high[..1 << (g.bits - g.low_bits)]);
         for e in &self.current {
-            low[low_digit(e.key)] += 1;
-            high[high_digit(e.key)] += 1;
+            low[g.low_digit(e.key)] += 1;
+            high[g.high_digit(e.key)] += 1;
         }
-        descending_offsets(&mut low);
-        descending_offsets(&mut high);
+        descending_offsets(low);
+        descending_offsets(high);
         // Largest digits first, and among equal times the later scheduled first, hence the
         // first pass reads the bucket backwards. Both passes are stable.
         self.scratch.clear();
         self.scratch.resize(self.current.len(), self.current[0]);
         for e in self.current.iter().rev() {
-            let d = low_digit(e.key);
+            let d = g.low_digit(e.key);
             self.scratch[low[d] as usize] = *e;
             low[d] += 1;
         }
         for e in &self.scratch {
-            let d = high_digit(e.key);
+            let d = g.high_digit(e.key);
             self.current[high[d] as usize] = *e;
             high[d] += 1;
         }
@@ -397,14 +474,23 @@ mod tests {
     /// with ties out of scheduling order it does not, and `sort_current` catches that.
     #[test]
     fn the_counting_sort_orders_a_bucket_as_the_comparison_sort_does() {
+        // Even and odd widths: odd ones split the time's bits into unequal digits.
+        for bits in [MIN_BITS, 17, 18, 19, MAX_BITS] {
+            counting_sort_matches_comparison_sort(bits);
+        }
+    }
+
+    fn counting_sort_matches_comparison_sort(bits: u32) {
         use crate::rng::below;
         let mut rng = crate::rng::Streams::new(3).stream();
-        let mut q = EventQueue::default();
-        let base = 7 << BUCKET_BITS;
+        let mut q = EventQueue::with_bucket_bits(bits, 0);
+        let g = q.geometry;
+        let base = 7 << bits;
+        let width = 1u64 << bits;
         for seq in 1..=500u64 {
-            // Few distinct times, so that many events tie.
-            let time = base + below(&mut rng, 40) * 1000;
-            q.current.push(Entry { time, key: tie_key(time, seq), event: Event::FlowStart { flow: seq as u32 } });
+            // Few distinct times spread over the bucket, so that many events tie.
+            let time = base + below(&mut rng, 40) * (width / 40);
+            q.current.push(Entry { time, key: g.tie_key(time, seq), event: Event::FlowStart { flow: seq as u32 } });
         }
         let scheduled = q.current.clone();
         let mut want = q.current.clone();
@@ -424,12 +510,32 @@ mod tests {
         assert_eq!(keys(&q.current), keys(&want));
     }
 
-    /// Reference: a plain heap over (time, seq).
+    /// The width follows the hosts' total rate, about 1,024 events per bucket at the
+    /// benchmarks' load (`bucket_bits_for`): B1's 128 and B2's 1,024 hosts of 10 Gb/s measured
+    /// 566 and 4,300 events per 2^20 ps bucket; B3's 3,456 hosts ~900 per 2^16 ps.
+    #[test]
+    fn bucket_width_follows_the_hosts_rate() {
+        let hosts = |n: f64| bucket_bits_for(n * 10e9);
+        assert_eq!([hosts(128.0), hosts(1024.0), hosts(3456.0), hosts(8192.0)], [20, 18, 16, 16]);
+        // Few or slow hosts: the widest buckets, never wider; no hosts at all likewise.
+        assert_eq!([hosts(2.0), bucket_bits_for(0.0)], [MAX_BITS, MAX_BITS]);
+        assert_eq!(hosts(1e6), MIN_BITS);
+    }
+
+    /// Reference: a plain heap over (time, seq), at the narrowest, an odd and the widest
+    /// buckets (where many events land in the bucket being run and go through `late`).
     #[test]
     fn the_calendar_pops_exactly_what_a_heap_pops() {
+        for bits in [MIN_BITS, 17, MAX_BITS] {
+            pops_what_a_heap_pops(bits);
+        }
+    }
+
+    fn pops_what_a_heap_pops(bits: u32) {
         use crate::rng::below;
         let mut rng = crate::rng::Streams::new(7).stream();
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::with_bucket_bits(bits, 0);
+        let g = q.geometry;
         let mut reference = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
         for step in 0..200_000u32 {
@@ -445,7 +551,7 @@ mod tests {
                 };
                 seq += 1;
                 q.schedule(now + dt, Event::FlowStart { flow: step });
-                reference.push(Entry { time: now + dt, key: tie_key(now + dt, seq), event: Event::FlowStart { flow: step } });
+                reference.push(Entry { time: now + dt, key: g.tie_key(now + dt, seq), event: Event::FlowStart { flow: step } });
             } else {
                 let got = q.pop();
                 let want = reference.pop().map(|e| (e.time, e.event));

@@ -130,7 +130,9 @@ impl World {
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         let senders = flows.iter().enumerate().map(|(i, f)| Sender::new(f.bytes, params.flow_mss(i), &params)).collect();
         let n = flows.len();
-        let mut queue = EventQueue::with_capacity(1024);
+        // Buckets sized to the events this fabric makes per microsecond (event.rs).
+        let host_bps: u64 = topo.ports.iter().filter(|p| topo.is_host(p.from)).map(|p| p.rate_bps).sum();
+        let mut queue = EventQueue::with_bucket_bits(crate::event::bucket_bits_for(host_bps as f64), 1024);
         for (i, f) in flows.iter().enumerate() {
             queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
         }
