@@ -83,7 +83,7 @@ struct Geometry {
 /// faster and holds more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms).
 const SPAN_BITS: u32 = 27;
 /// Widths allowed: 65.5 ns to 1.05 us (2,048 to 128 buckets). Narrower ran B5 (8,192 hosts)
-/// slower, by 8% at 2^15 ps; wider than the default link delay of 1 us would send most hops
+/// slower, by 10% at 2^15 ps; wider than the default link delay of 1 us would send most hops
 /// into the bucket being run (the `late` heap).
 const MIN_BITS: u32 = 16;
 const MAX_BITS: u32 = 20;
