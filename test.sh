@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
 cargo test --release -p clos-core
+# The timing tool docs/performance.md uses to compare builds: it must build and run.
+cargo build --release -p clos-core --example cpu_seconds
+target/release/examples/cpu_seconds python/clos/data/bench/b1-fat-tree-k8.toml 1ms >/dev/null
 # The directory service's tests start and stop their own etcd members on loopback (VL2 §4.3).
 command -v etcd >/dev/null && command -v protoc >/dev/null || { echo "error: the directory service needs etcd and protoc: apt-get install etcd-server protobuf-compiler libprotobuf-dev (.ci/run does)" >&2; exit 1; }
 # One test at a time: each starts its own etcd members, and several clusters electing leaders at
