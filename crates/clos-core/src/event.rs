@@ -108,13 +108,12 @@ impl Geometry {
         }
     }
 
-    /// The time's low `bits` bits above the scheduling count `seq`, which must stay below
+    /// The time's low `bits` bits above the scheduling count `seq`. `(time, key)` orders as
+    /// `(time, seq)`; and within one bucket, whose events share the time's high bits, `key`
+    /// alone does, so the bucket being run is sorted on one u64 instead of two (the sort was a
+    /// quarter of B1's samples in the Rust core, docs/performance.md). `seq` must stay below
     /// `seq_limit`: at the widest buckets 2^44 (1.8 * 10^13) scheduling calls, weeks at ten
     /// million events per second; paper-scale runs take 2 * 10^10.
-    /// `(time, key)` orders as `(time, seq)`; and within one bucket, whose events share the
-    /// time's high bits, `key` alone does, so the bucket being run is sorted on one u64
-    /// instead of two (the sort was a quarter of B1's samples in the Rust core,
-    /// docs/performance.md).
     #[inline]
     fn tie_key(&self, time: Time, seq: u64) -> u64 {
         (time & self.time_mask) << self.key_shift | seq
@@ -187,9 +186,9 @@ impl Ord for Entry {
 
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
-/// A calendar (timing wheel) over integer time: events within the next `Geometry::wheel`
-/// buckets (134 us) are kept unsorted in their bucket; only the bucket being run is sorted, once, when it becomes current,
-/// and its events are then popped off its end. A bucket is sorted by counting (a few
+/// A calendar (timing wheel) over integer time: events within the next 134 us are kept unsorted
+/// in their bucket; only the bucket being run is sorted, once, when it becomes current, and its
+/// events are then popped off its end. A bucket is sorted by counting (a few
 /// instructions per event) and small ones by comparison, instead of O(log n) heap steps with
 /// cache misses over all n pending events (about half of the time with one big heap, see
 /// docs/performance.md). The order is exactly a heap's: by time, then by scheduling order.
@@ -198,9 +197,9 @@ pub struct EventQueue {
     /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
     current: Vec<Entry>,
     /// Events scheduled into the bucket being run after it was sorted (a hop shorter than a
-    /// bucket: a link shorter than a bucket is wide, a timer of zero). A heap, because inserting into the
-    /// sorted bucket would move up to thousands of entries; `pop` takes the earlier of its top
-    /// and the bucket's next.
+    /// bucket is wide, a timer of zero). A heap, because inserting into the sorted bucket would
+    /// move up to thousands of entries; `pop` takes the earlier of its top and the bucket's
+    /// next.
     late: BinaryHeap<Entry>,
     /// Index (`geometry.bucket(time)`) of the bucket in `current`.
     cur: u64,
@@ -233,7 +232,7 @@ impl EventQueue {
         Self::with_bucket_bits(16, n)
     }
 
-    /// A calendar with buckets of 2^`bits` ps (clamped to 2^14 to 2^20).
+    /// A calendar with buckets of 2^`bits` ps (clamped to 2^16 to 2^20).
     pub fn with_bucket_bits(bits: u32, n: usize) -> Self {
         let geometry = Geometry::new(bits);
         EventQueue {
@@ -402,7 +401,7 @@ impl EventQueue {
 
     /// Sort the current bucket on the time's low `bits` bits alone, in two digits of half as
     /// many: a stable counting sort costs a few instructions per event, where a comparison sort
-    /// of the ~500 events of a benchmark's bucket makes nine comparisons and moves per event
+    /// of the ~1,000 events of a benchmark's bucket makes ten comparisons and moves per event
     /// (docs/performance.md).
     ///
     /// Ties are left in the order the bucket holds them (reversed, as the bucket is sorted
