@@ -34,6 +34,11 @@ pub enum StoreError {
     NoHeader,
     #[error("the change stream was cancelled: {0}")]
     WatchCancelled(String),
+    /// Every member was tried once and failed; each member's own error, in the order tried.
+    /// (Only the last one used to be reported: when the leader died, that was the dead
+    /// member's "connection refused", hiding that the others were answering "no leader".)
+    #[error("every etcd member failed: {}", .0.iter().map(|(m, e)| format!("{m}: {e}")).collect::<Vec<_>>().join("; "))]
+    AllMembers(Vec<(String, StoreError)>),
 }
 
 /// One committed change read from the store.
@@ -52,6 +57,8 @@ pub struct Change {
 #[derive(Clone)]
 pub struct Store {
     members: Arc<Vec<Client>>,
+    /// Each member's client URL, to name it in errors.
+    endpoints: Arc<Vec<String>>,
     current: Arc<AtomicUsize>,
     prefix: String,
     timeout: Duration,
@@ -84,6 +91,7 @@ impl Store {
         }
         Ok(Store {
             members: Arc::new(members),
+            endpoints: Arc::new(endpoints.to_vec()),
             current: Arc::new(AtomicUsize::new(0)),
             prefix: prefix.trim_end_matches('/').to_string(),
             timeout,
@@ -98,7 +106,7 @@ impl Store {
         F: Fn(Client) -> Fut,
         Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
     {
-        let mut last = None;
+        let mut failures = Vec::with_capacity(self.members.len());
         for _ in 0..self.members.len() {
             let index = self.current.load(Ordering::Relaxed);
             let result = match tokio::time::timeout(self.timeout, call(self.members[index].clone())).await {
@@ -107,9 +115,12 @@ impl Store {
                 Err(_) => StoreError::Timeout(self.timeout),
             };
             move_on_from(&self.current, index, self.members.len());
-            last = Some(result);
+            failures.push((self.endpoints[index].clone(), result));
         }
-        Err(last.expect("at least one member"))
+        if failures.len() == 1 {
+            return Err(failures.pop().expect("one failure").1);
+        }
+        Err(StoreError::AllMembers(failures))
     }
 
     fn key(&self, aa: Aa) -> String {
@@ -302,6 +313,19 @@ mod tests {
             move_on_from(&current, index, 3);
         }
         assert_eq!(visited, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    /// The error of a request that no member answered names each member and its own error.
+    #[test]
+    fn a_request_no_member_answered_names_every_member() {
+        let e = StoreError::AllMembers(vec![
+            ("http://127.0.0.1:1".into(), StoreError::Timeout(Duration::from_millis(500))),
+            ("http://127.0.0.1:2".into(), StoreError::NoHeader),
+        ]);
+        assert_eq!(
+            e.to_string(),
+            "every etcd member failed: http://127.0.0.1:1: etcd did not answer within 500ms; http://127.0.0.1:2: etcd response without a header"
+        );
     }
 
     /// Two tasks fail on the same member at once: only the first moves the cursor on, so the
