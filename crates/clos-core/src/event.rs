@@ -63,18 +63,13 @@ struct Geometry {
     bits: u32,
     /// Buckets in the wheel (a power of two): `SPAN_BITS` of near future in all.
     wheel: u64,
-    /// The counting sort's two digits split the time's low `bits` bits: the lower `low_bits`
-    /// and the upper `bits - low_bits`.
-    low_bits: u32,
     /// Buckets with fewer events than this are sorted by comparison: below it the counting
-    /// sort's two tables cost more than they save.
+    /// sort's table costs more than it saves.
     radix_min: usize,
     // Derived from the above once, as shifts and masks the hot paths use as they are.
     key_shift: u32,
     time_mask: u64,
     seq_limit: u64,
-    low_mask: usize,
-    high_shift: u32,
 }
 
 /// The wheel covers 2^27 ps = 134 us of near future at any width, where almost all packet
@@ -87,24 +82,21 @@ const SPAN_BITS: u32 = 27;
 /// into the bucket being run (the `late` heap).
 const MIN_BITS: u32 = 16;
 const MAX_BITS: u32 = 20;
-/// The widest digit: two tables of 1,024 counts.
-const MAX_DIGIT: usize = 1 << MAX_BITS.div_ceil(2);
+/// The counting sort's one digit: 1,024 sub-intervals of a bucket (64 ps to 1 ns), so that
+/// few events share one and the insertion sort that finishes the job has little to do.
+const DIGIT_BITS: u32 = 10;
+const DIGITS: usize = 1 << DIGIT_BITS;
 
 impl Geometry {
     fn new(bits: u32) -> Geometry {
         let bits = bits.clamp(MIN_BITS, MAX_BITS);
-        let low_bits = bits / 2;
-        let high_radix = 1usize << (bits - low_bits);
         Geometry {
             bits,
             wheel: 1 << (SPAN_BITS - bits),
-            low_bits,
-            radix_min: (high_radix / 4).max(64),
+            radix_min: DIGITS / 4,
             key_shift: 64 - bits,
             time_mask: (1 << bits) - 1,
             seq_limit: 1 << (64 - bits),
-            low_mask: (1 << low_bits) - 1,
-            high_shift: 64 - bits + low_bits,
         }
     }
 
@@ -123,16 +115,13 @@ impl Geometry {
     fn bucket(&self, time: Time) -> u64 {
         time >> self.bits
     }
+}
 
-    #[inline]
-    fn low_digit(&self, key: u64) -> usize {
-        (key >> self.key_shift) as usize & self.low_mask
-    }
-
-    #[inline]
-    fn high_digit(&self, key: u64) -> usize {
-        (key >> self.high_shift) as usize
-    }
+/// The counting sort's digit of a key: the top `DIGIT_BITS` of the time's bits within its
+/// bucket (`tie_key` puts them at the top of the key), a sub-interval of 2^(bits - 10) ps.
+#[inline]
+fn digit(key: u64) -> usize {
+    (key >> (64 - DIGIT_BITS)) as usize
 }
 
 /// Bucket width (log2 of picoseconds) for a fabric whose hosts can send `host_bps` bits per
@@ -214,7 +203,8 @@ pub struct EventQueue {
     spare: Vec<Vec<Entry>>,
     /// The largest bucket capacity so far: a recycled bucket that overflows grows straight to it.
     high_water: usize,
-    /// The counting sort's output buffer, reused.
+    /// The counting sort's output, which then becomes the bucket being run; the vector it was
+    /// sorted from takes its place here.
     scratch: Vec<Entry>,
     seq: u64,
 }
@@ -389,51 +379,60 @@ impl EventQueue {
     /// Sort the bucket just made current, latest first (its events share the time's high bits,
     /// so `key` alone orders them; see `tie_key`).
     fn sort_current(&mut self) {
-        if self.current.len() >= self.geometry.radix_min {
-            self.counting_sort_current();
-            // Keys are unique (`seq` is), so a sorted bucket is the one order there is.
-            if self.current.windows(2).all(|w| w[0].key > w[1].key) {
-                return;
-            }
+        if self.current.len() < self.geometry.radix_min || !self.counting_sort_current() {
+            self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
         }
-        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
     }
 
-    /// Sort the current bucket on the time's low `bits` bits alone, in two digits of half as
-    /// many: a stable counting sort costs a few instructions per event, where a comparison sort
-    /// of the ~1,000 events of a benchmark's bucket makes ten comparisons and moves per event
-    /// (docs/performance.md).
+    /// Sort the current bucket in two steps: a stable counting sort on the top ten bits of the
+    /// time within the bucket (one pass, into `scratch`, which then becomes the bucket), then an
+    /// insertion sort on the whole key, which has only events sharing one of the 1,024
+    /// sub-intervals to put in order. A benchmark's bucket holds about 1,000 events, so most
+    /// sub-intervals hold none or one, and those sharing one are mostly in order already (read
+    /// backwards, the bucket is in reverse scheduling order); the insertion sort then costs one
+    /// comparison per event. This replaced two counting passes on the time's low bits, for one
+    /// pass over the bucket's 32-byte entries fewer (docs/performance.md).
     ///
-    /// Ties are left in the order the bucket holds them (reversed, as the bucket is sorted
-    /// latest first), which is scheduling order for the events `schedule` pushed, and for far
-    /// events moved in from the overflow heap, which arrive in `(time, seq)` order before any
-    /// event scheduled into the bucket later. `sort_current` checks the result and falls back to
-    /// comparing whole keys if that ever does not hold.
-    fn counting_sort_current(&mut self) {
-        let g = self.geometry;
-        let mut tables = [[0u32; MAX_DIGIT]; 2];
-        let [low, high] = &mut tables;
-        let (low, high) = (&mut low[..1 << g.low_bits], &mut high[..1 << (g.bits - g.low_bits)]);
+    /// False, leaving the bucket unsorted, if the insertion sort would have to move more than
+    /// a few entries per event (events bunched in few sub-intervals, out of order).
+    fn counting_sort_current(&mut self) -> bool {
+        let n = self.current.len();
+        let mut counts = [0u32; DIGITS];
         for e in &self.current {
-            low[g.low_digit(e.key)] += 1;
-            high[g.high_digit(e.key)] += 1;
+            counts[digit(e.key)] += 1;
         }
-        descending_offsets(low);
-        descending_offsets(high);
-        // Largest digits first, and among equal times the later scheduled first, hence the
-        // first pass reads the bucket backwards. Both passes are stable.
-        self.scratch.clear();
-        self.scratch.resize(self.current.len(), self.current[0]);
+        descending_offsets(&mut counts);
+        // Vectors take turns as bucket and scratch, so this one may be small: grown straight to
+        // the largest size seen, as in `to_wheel`. `resize` writes only entries beyond the old
+        // length; the scatter below overwrites every one.
+        if self.scratch.capacity() < n {
+            self.scratch.reserve_exact(n.max(self.high_water) - self.scratch.len());
+            self.high_water = self.high_water.max(self.scratch.capacity());
+        }
+        self.scratch.resize(n, self.current[0]);
+        // Backwards, so that equal digits come latest scheduled first.
         for e in self.current.iter().rev() {
-            let d = g.low_digit(e.key);
-            self.scratch[low[d] as usize] = *e;
-            low[d] += 1;
+            let d = digit(e.key);
+            self.scratch[counts[d] as usize] = *e;
+            counts[d] += 1;
         }
-        for e in &self.scratch {
-            let d = g.high_digit(e.key);
-            self.current[high[d] as usize] = *e;
-            high[d] += 1;
+        std::mem::swap(&mut self.current, &mut self.scratch);
+        let v = &mut self.current;
+        let mut budget = 4 * n + 64;
+        for i in 1..n {
+            let e = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1].key < e.key {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = e;
+            budget = match budget.checked_sub(i - j) {
+                Some(b) => b,
+                None => return false,
+            };
         }
+        true
     }
 
     pub fn len(&self) -> usize {
@@ -469,11 +468,11 @@ mod tests {
         assert_eq!(order, expected);
     }
 
-    /// The counting sort orders a bucket exactly as the comparison sort does, ties included;
-    /// with ties out of scheduling order it does not, and `sort_current` catches that.
+    /// The counting sort orders a bucket exactly as the comparison sort does, ties included, in
+    /// the order `schedule` leaves a bucket and in others; where its insertion step would have
+    /// too much to do it gives up, and `sort_current` compares whole keys instead.
     #[test]
     fn the_counting_sort_orders_a_bucket_as_the_comparison_sort_does() {
-        // Even and odd widths: odd ones split the time's bits into unequal digits.
         for bits in [MIN_BITS, 17, 18, 19, MAX_BITS] {
             counting_sort_matches_comparison_sort(bits);
         }
@@ -482,31 +481,44 @@ mod tests {
     fn counting_sort_matches_comparison_sort(bits: u32) {
         use crate::rng::below;
         let mut rng = crate::rng::Streams::new(3).stream();
-        let mut q = EventQueue::with_bucket_bits(bits, 0);
-        let g = q.geometry;
-        let base = 7 << bits;
+        let g = Geometry::new(bits);
         let width = 1u64 << bits;
-        for seq in 1..=500u64 {
-            // Few distinct times spread over the bucket, so that many events tie.
-            let time = base + below(&mut rng, 40) * (width / 40);
-            q.current.push(Entry { time, key: g.tie_key(time, seq), event: Event::FlowStart { flow: seq as u32 } });
-        }
-        let scheduled = q.current.clone();
-        let mut want = q.current.clone();
-        want.sort_unstable_by(|a, b| b.key.cmp(&a.key));
-        q.counting_sort_current();
+        // A bucket of 500 events: in scheduling order, `distinct` times spread over the bucket
+        // (40: many ties within a sub-interval; `width`: about one event per sub-interval).
+        let mut bucket = |distinct: u64| -> Vec<Entry> {
+            (1..=500u64)
+                .map(|seq| {
+                    let time = (7 << bits) + below(&mut rng, distinct) * (width / distinct);
+                    Entry { time, key: g.tie_key(time, seq), event: Event::FlowStart { flow: seq as u32 } }
+                })
+                .collect()
+        };
         let keys = |v: &[Entry]| v.iter().map(|e| (e.time, e.key, e.event)).collect::<Vec<_>>();
-        assert_eq!(keys(&q.current), keys(&want));
-        // Ties out of scheduling order: `sort_current` notices and compares whole keys.
-        q.current = scheduled.clone();
-        let (a, b) = (0..scheduled.len()).flat_map(|a| (a + 1..scheduled.len()).map(move |b| (a, b))).find(|&(a, b)| scheduled[a].time == scheduled[b].time).unwrap();
-        q.current.swap(a, b);
-        q.counting_sort_current();
-        assert_ne!(keys(&q.current), keys(&want));
-        q.current = scheduled;
-        q.current.swap(a, b);
+        let sorted = |v: &[Entry]| {
+            let mut v = v.to_vec();
+            v.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            keys(&v)
+        };
+        let mut q = EventQueue::with_bucket_bits(bits, 0);
+        let (tied, spread) = (bucket(40), bucket(width));
+        // Scheduling order, and one tie swapped: the insertion step puts it back.
+        let (a, b) = (0..tied.len()).flat_map(|a| (a + 1..tied.len()).map(move |b| (a, b))).find(|&(a, b)| tied[a].time == tied[b].time).unwrap();
+        let mut swapped = tied.clone();
+        swapped.swap(a, b);
+        // Spread times in reverse scheduling order: each sub-interval's few events all out of order.
+        let reversed: Vec<Entry> = spread.iter().rev().copied().collect();
+        for v in [&tied, &swapped, &spread, &reversed] {
+            q.current = v.clone();
+            assert!(q.counting_sort_current());
+            assert_eq!(keys(&q.current), sorted(v));
+        }
+        // Many ties in reverse scheduling order: too much for insertion; the comparison sort.
+        let reversed: Vec<Entry> = tied.iter().rev().copied().collect();
+        q.current = reversed.clone();
+        assert!(!q.counting_sort_current());
+        q.current = reversed.clone();
         q.sort_current();
-        assert_eq!(keys(&q.current), keys(&want));
+        assert_eq!(keys(&q.current), sorted(&reversed));
     }
 
     /// The width follows the hosts' total rate, about 1,024 events per bucket at the
