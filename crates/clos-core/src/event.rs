@@ -9,7 +9,10 @@
 //! the far future (see [`EventQueue`]); `same_time_events_run_in_scheduling_order` and
 //! `the_calendar_pops_exactly_what_a_heap_pops` protect its order.
 
+mod buckets;
+
 use crate::units::Time;
+use buckets::Buckets;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -50,6 +53,9 @@ struct Entry {
     event: Event,
 }
 
+/// What fills storage not yet written (never popped).
+const PLACEHOLDER: Entry = Entry { time: 0, key: 0, event: Event::Tick };
+
 /// The shape of the wheel: how wide a bucket is, and so how the bucket being run is sorted.
 ///
 /// A bucket should hold about a thousand events: narrower ones turn the wheel and touch more
@@ -74,8 +80,9 @@ struct Geometry {
 
 /// The wheel covers 2^27 ps = 134 us of near future at any width, where almost all packet
 /// events (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue
-/// arrivals go to the overflow heap and move into the wheel as it turns. A longer wheel is no
-/// faster and holds more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms).
+/// arrivals go to the overflow heap and move into the wheel as it turns. A longer wheel was no
+/// faster and held more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms,
+/// measured when each bucket was a vector of its own; see `buckets.rs`).
 const SPAN_BITS: u32 = 27;
 /// Widths allowed: 65.5 ns to 1.05 us (2,048 to 128 buckets). Narrower ran B5 (8,192 hosts)
 /// slower, by 10% at 2^15 ps; wider than the default link delay of 1 us would send most hops
@@ -181,7 +188,8 @@ impl Ord for Entry {
 /// instructions per event) and small ones by comparison, instead of O(log n) heap steps with
 /// cache misses over all n pending events (about half of the time with one big heap, see
 /// docs/performance.md). The order is exactly a heap's: by time, then by scheduling order.
-/// Bucket vectors are recycled, so once the wheel has warmed up nothing is allocated.
+/// Buckets are chains of chunks from one arena (`buckets.rs`), recycled through a free list, so
+/// once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
     /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
     current: Vec<Entry>,
@@ -192,17 +200,13 @@ pub struct EventQueue {
     late: BinaryHeap<Entry>,
     /// Index (`geometry.bucket(time)`) of the bucket in `current`.
     cur: u64,
-    /// Bucket `b` (cur < b < cur + wheel length) lives at `wheel[b % wheel length]`.
-    wheel: Vec<Vec<Entry>>,
+    /// Bucket `b` (cur < b < cur + wheel length) lives in slot `b % wheel length`.
+    wheel: Buckets,
     geometry: Geometry,
     /// Events in `wheel`.
     in_wheel: usize,
     /// Events at or beyond bucket cur + wheel length.
     overflow: BinaryHeap<Entry>,
-    /// Emptied bucket vectors kept for reuse, so that only non-empty buckets hold memory.
-    spare: Vec<Vec<Entry>>,
-    /// The largest bucket capacity so far: a recycled bucket that overflows grows straight to it.
-    high_water: usize,
     /// The counting sort's output, which then becomes the bucket being run; the vector it was
     /// sorted from takes its place here.
     scratch: Vec<Entry>,
@@ -229,12 +233,10 @@ impl EventQueue {
             current: Vec::with_capacity(n.min(1024)),
             late: BinaryHeap::new(),
             cur: 0,
-            wheel: (0..geometry.wheel).map(|_| Vec::new()).collect(),
+            wheel: Buckets::new(geometry.wheel as usize),
             geometry,
             in_wheel: 0,
             overflow: BinaryHeap::new(),
-            spare: Vec::new(),
-            high_water: 0,
             scratch: Vec::new(),
             seq: 0,
         }
@@ -307,26 +309,7 @@ impl EventQueue {
 
     #[inline]
     fn to_wheel(&mut self, b: u64, e: Entry) {
-        let bucket = &mut self.wheel[(b & (self.geometry.wheel - 1)) as usize];
-        if bucket.capacity() == 0 {
-            if let Some(v) = self.spare.pop() {
-                *bucket = v;
-            }
-        }
-        // Spare buckets come back in any order, so a small one may meet the next burst. Growing
-        // it straight to the largest size seen (instead of doubling from its own) means each
-        // recycled vector grows at most once more: with synchronised senders (every 10 Gb/s
-        // port finishing a packet in the same 1.2 us) bursts recur, and doubling from small
-        // capacities kept allocating long after warm-up.
-        if bucket.len() == bucket.capacity() {
-            if bucket.capacity() < self.high_water {
-                bucket.reserve_exact(self.high_water - bucket.len());
-            } else {
-                bucket.reserve(1);
-                self.high_water = bucket.capacity();
-            }
-        }
-        bucket.push(e);
+        self.wheel.push((b & (self.geometry.wheel - 1)) as usize, e);
         self.in_wheel += 1;
     }
 
@@ -355,17 +338,11 @@ impl EventQueue {
                 }
             }
             let slot = (self.cur & (self.geometry.wheel - 1)) as usize;
-            if !self.wheel[slot].is_empty() {
-                self.in_wheel -= self.wheel[slot].len();
-                // The bucket's vector becomes the current one, joined by the far events just
-                // moved in (if any), and is sorted; the emptied current vector goes to the
-                // spares, keeping its allocation for the next bucket to fill.
-                let mut bucket = std::mem::take(&mut self.wheel[slot]);
-                bucket.append(&mut self.current);
-                let emptied = std::mem::replace(&mut self.current, bucket);
-                if emptied.capacity() > 0 {
-                    self.spare.push(emptied);
-                }
+            let n = self.wheel.len(slot);
+            if n > 0 {
+                // The bucket joins the far events just moved in (if any), and is sorted.
+                self.in_wheel -= n;
+                self.wheel.drain_into(slot, &mut self.current);
                 self.sort_current();
             } else if self.current.len() > 1 {
                 self.sort_current();
@@ -402,14 +379,8 @@ impl EventQueue {
             counts[digit(e.key)] += 1;
         }
         descending_offsets(&mut counts);
-        // Vectors take turns as bucket and scratch, so this one may be small: grown straight to
-        // the largest size seen, as in `to_wheel`. `resize` writes only entries beyond the old
-        // length; the scatter below overwrites every one.
-        if self.scratch.capacity() < n {
-            self.scratch.reserve_exact(n.max(self.high_water) - self.scratch.len());
-            self.high_water = self.high_water.max(self.scratch.capacity());
-        }
-        self.scratch.resize(n, self.current[0]);
+        // `resize` writes only entries beyond the old length; the scatter overwrites every one.
+        self.scratch.resize(n, PLACEHOLDER);
         // Backwards, so that equal digits come latest scheduled first.
         for e in self.current.iter().rev() {
             let d = digit(e.key);

@@ -92,14 +92,32 @@ pub struct PacketPool {
 }
 
 impl PacketPool {
+    /// A pool with room for `n` packets before it grows, backed by huge pages where it is large
+    /// (`huge_pages`): on big fabrics most packet touches are TLB misses otherwise.
+    pub fn with_capacity(n: usize) -> PacketPool {
+        let pool = PacketPool { slots: Vec::with_capacity(n), free: Vec::new() };
+        crate::huge_pages::advise(&pool.slots);
+        pool
+    }
+
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> u32 {
         if let Some(h) = self.free.pop() {
             self.slots[h as usize] = p;
             h
         } else {
+            self.grow_if_full();
             self.slots.push(p);
             (self.slots.len() - 1) as u32
+        }
+    }
+
+    /// Grow a full pool here rather than in `push`, so that the new capacity is advised too.
+    #[cold]
+    fn grow_if_full(&mut self) {
+        if self.slots.len() == self.slots.capacity() {
+            self.slots.reserve(1);
+            crate::huge_pages::advise(&self.slots);
         }
     }
 

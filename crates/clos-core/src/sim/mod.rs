@@ -157,12 +157,15 @@ impl World {
         }
         let bins = (max_time / s.output.bin.0 + 1).min(1 << 20) as usize;
         let directory = directory::build(s, &topo, &mut streams, &mut queue);
+        // About what the benchmarks keep alive (B2: 110 packets per host, most of them queued);
+        // more only costs address space, as pages never touched are never mapped.
+        let pool = PacketPool::with_capacity(topo.n_hosts * 128);
         Ok(World {
             topo,
             routes,
             ports,
             fwd,
-            pool: PacketPool::default(),
+            pool,
             queue,
             params,
             flows,

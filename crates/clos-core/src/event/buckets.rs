@@ -1,0 +1,134 @@
+//! The wheel's buckets, stored as chains of fixed-size chunks in one arena.
+//!
+//! Each bucket was its own vector, grown to the largest bucket seen so that recycling them never
+//! allocated. As the vectors took turns, every one of them ended up touched to that size: on B2
+//! (512 buckets) the run's peak resident memory was 41 MB, against 23 MB with this storage, for
+//! ~3.5 MB of events pending, and the tails being written lay on hundreds of different pages.
+//!
+//! Here a bucket is a chain of 2 KB chunks taken from, and given back to, one arena: its memory
+//! follows the events pending, and it is one mapping that can be backed by huge pages
+//! (`huge_pages`). Chunks are recycled through a free list, so once the arena has grown to the
+//! most events ever pending nothing is allocated.
+
+use super::Entry;
+
+/// Entries per chunk: 2 KB of 32-byte entries. A bucket wastes at most one partly filled
+/// chunk, and a chunk holds enough for the copy out of it to run at memory speed.
+const CHUNK: usize = 64;
+
+/// A bucket's chain: its first and last chunk, and how many entries it holds.
+#[derive(Clone, Copy, Default)]
+struct Chain {
+    first: u32,
+    last: u32,
+    len: u32,
+}
+
+pub(super) struct Buckets {
+    chains: Vec<Chain>,
+    arena: Vec<[Entry; CHUNK]>,
+    /// `next[c]`: the chunk after chunk `c` in its chain.
+    next: Vec<u32>,
+    /// Chunks not in any chain.
+    free: Vec<u32>,
+}
+
+impl Buckets {
+    pub(super) fn new(buckets: usize) -> Buckets {
+        Buckets { chains: vec![Chain::default(); buckets], arena: Vec::new(), next: Vec::new(), free: Vec::new() }
+    }
+
+    /// Entries in bucket `slot`.
+    #[inline]
+    pub(super) fn len(&self, slot: usize) -> usize {
+        self.chains[slot].len as usize
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, slot: usize, e: Entry) {
+        let fill = self.chains[slot].len as usize % CHUNK;
+        if fill == 0 {
+            self.add_chunk(slot);
+        }
+        let chain = &mut self.chains[slot];
+        self.arena[chain.last as usize][fill] = e;
+        chain.len += 1;
+    }
+
+    /// Start a new chunk at the end of `slot`'s chain (its last one is full, or it has none).
+    #[inline]
+    fn add_chunk(&mut self, slot: usize) {
+        let c = match self.free.pop() {
+            Some(c) => c,
+            None => self.grow(),
+        };
+        let chain = &mut self.chains[slot];
+        if chain.len == 0 {
+            chain.first = c;
+        } else {
+            self.next[chain.last as usize] = c;
+        }
+        chain.last = c;
+    }
+
+    /// A new chunk at the end of the arena, which asks for huge pages whenever it moves.
+    #[cold]
+    fn grow(&mut self) -> u32 {
+        let c = self.arena.len() as u32;
+        let capacity = self.arena.capacity();
+        self.arena.push([super::PLACEHOLDER; CHUNK]);
+        self.next.push(u32::MAX);
+        if self.arena.capacity() != capacity {
+            crate::huge_pages::advise(&self.arena);
+        }
+        c
+    }
+
+    /// Append bucket `slot`'s entries to `out`, in the order they were pushed, and empty it.
+    pub(super) fn drain_into(&mut self, slot: usize, out: &mut Vec<Entry>) {
+        let Chain { first, len, .. } = std::mem::take(&mut self.chains[slot]);
+        let (mut c, mut left) = (first, len as usize);
+        out.reserve(left);
+        while left > 0 {
+            let n = left.min(CHUNK);
+            out.extend_from_slice(&self.arena[c as usize][..n]);
+            self.free.push(c);
+            left -= n;
+            c = self.next[c as usize];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    fn entry(i: u64) -> Entry {
+        Entry { time: i, key: i, event: Event::FlowStart { flow: i as u32 } }
+    }
+
+    /// Buckets keep their entries apart and in order across chunk boundaries, and drained
+    /// chunks are reused rather than the arena growing.
+    #[test]
+    fn buckets_keep_order_and_reuse_chunks() {
+        let mut b = Buckets::new(4);
+        for i in 0..1000u64 {
+            b.push((i % 3) as usize, entry(i));
+        }
+        assert_eq!([b.len(0), b.len(1), b.len(2), b.len(3)], [334, 333, 333, 0]);
+        let chunks = b.arena.len();
+        let mut out = Vec::new();
+        b.drain_into(1, &mut out);
+        assert_eq!(out.iter().map(|e| e.time).collect::<Vec<_>>(), (0..1000).filter(|i| i % 3 == 1).collect::<Vec<_>>());
+        assert_eq!(b.len(1), 0);
+        for i in 0..333u64 {
+            b.push(3, entry(i));
+        }
+        assert_eq!(b.arena.len(), chunks, "the drained bucket's chunks were reused");
+        out.clear();
+        b.drain_into(3, &mut out);
+        assert_eq!(out.len(), 333);
+        assert!(out.iter().enumerate().all(|(i, e)| e.time == i as u64));
+    }
+}
