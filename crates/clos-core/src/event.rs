@@ -288,11 +288,12 @@ impl EventQueue {
         }
     }
 
-    /// The events `pop` will return next that are already in the bucket being run, the next
-    /// one first, up to `n`; it does not turn the wheel. The loop uses it to prefetch packets.
+    /// The event `i` places after the next one `pop` returns (0: the next), if it is already in
+    /// the bucket being run; it does not turn the wheel. For looking ahead (`prefetch.rs`): an
+    /// event scheduled later may still run before it.
     #[inline]
-    pub fn next_in_bucket(&self, n: usize) -> impl Iterator<Item = &Event> {
-        self.current.iter().rev().take(n).map(|e| &e.event)
+    pub fn ahead(&self, i: usize) -> Option<&Event> {
+        self.current.len().checked_sub(i + 1).map(|k| &self.current[k].event)
     }
 
     /// Time of the next event (turning the wheel to it if needed).

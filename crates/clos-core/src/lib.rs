@@ -29,6 +29,7 @@ mod huge_pages;
 pub mod lb;
 pub mod metrics;
 pub mod packet;
+mod prefetch;
 pub mod rng;
 pub mod routing;
 pub mod scenario;

@@ -139,23 +139,19 @@ impl PacketPool {
     /// Ask the CPU to start loading packet `h` into the cache, without waiting for it. On large
     /// fabrics the pool outgrows the caches (B2: ~115,000 packets alive, 9 MB) and the first touch
     /// of a packet at each hop was the single largest cost (35% of B2's samples in the Rust core,
-    /// docs/performance.md); the event loop calls this for the packets of the next two events
-    /// while it runs the current one. A hint only: it changes no result.
+    /// docs/performance.md); the event loop calls this for the packet four events ahead
+    /// (`sim::World::prefetch_ahead`). A hint only: it changes no result.
     #[inline]
     pub fn prefetch(&self, h: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(h as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let first = p as *const Packet as *const i8;
-            // SAFETY: prefetching is a hint that never faults and reads nothing into the
-            // program; both addresses lie inside the slot (a packet spans up to two cache lines).
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(first);
-                _mm_prefetch::<_MM_HINT_T0>(first.add(std::mem::size_of::<Packet>() - 1));
-            }
+            crate::prefetch::lines(p);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = h;
+    }
+
+    /// Packet `h` if it is allocated or was: for looking ahead, where a handle may be stale.
+    #[inline]
+    pub fn peek(&self, h: u32) -> Option<&Packet> {
+        self.slots.get(h as usize)
     }
 
     /// Packets currently allocated.

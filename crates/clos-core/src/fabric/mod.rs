@@ -116,6 +116,14 @@ impl Ports {
         self.rate_bps.is_empty()
     }
 
+    /// Start loading `port`'s queue line (`prefetch.rs`).
+    #[inline]
+    pub fn prefetch(&self, port: u32) {
+        if let Some(q) = self.queues.get(port as usize) {
+            crate::prefetch::line(q);
+        }
+    }
+
     /// Bytes queued at `port` and not yet serialised at `now` (includes the unsent part of the
     /// packet on the wire).
     #[inline]

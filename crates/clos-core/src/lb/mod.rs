@@ -173,6 +173,20 @@ impl Forwarder {
         }
     }
 
+    /// The port `next_port` will choose for `pkt` at `switch`, where that is a function of the
+    /// packet and the routes alone (ECMP), so that the event loop can prefetch its queue line
+    /// (`prefetch.rs`); None for schemes whose choice depends on state or time.
+    #[inline]
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+        match self {
+            Forwarder::Ecmp(s) => {
+                let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));
+                (!group.is_empty()).then(|| pick(group, s.hash(switch, pkt.entropy)))
+            }
+            _ => None,
+        }
+    }
+
     /// A packet reached its destination's ToR (before it goes down to the host).
     #[inline]
     pub fn at_destination_tor(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) {

@@ -268,6 +268,15 @@ impl Routes {
         self.group(self.group_toward_tor(switch, tor_index))
     }
 
+    /// Start loading the entry `group_toward_tor` will read (`prefetch.rs`).
+    #[inline]
+    pub fn prefetch_toward_tor(&self, switch: u32, tor_index: u32) {
+        let i = (switch as usize).wrapping_sub(self.n_hosts).wrapping_mul(self.n_tors).wrapping_add(tor_index as usize);
+        if let Some(e) = self.to_tor.get(i) {
+            crate::prefetch::line(e);
+        }
+    }
+
     /// The id of that group. Groups are sets of one switch's ports, so an id also names the
     /// switch: per-group scheme state (round-robin pointers, DRILL memory) is indexed by it.
     #[inline]

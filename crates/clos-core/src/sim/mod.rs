@@ -248,12 +248,7 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
-            // Two events ahead: one left part of the miss exposed on B2 (docs/performance.md).
-            for e in self.queue.next_in_bucket(2) {
-                if let &Event::Arrive { pkt, .. } = e {
-                    self.pool.prefetch(pkt);
-                }
-            }
+            self.prefetch_ahead();
             self.now = t;
             self.events += 1;
             match ev {
@@ -301,6 +296,41 @@ impl World {
             }
         }
         self.now
+    }
+
+    /// Walk the next switch hops' chains of loads ahead of time, one step per event, each step
+    /// reading only what an earlier one prefetched (`prefetch.rs`): the packet four events
+    /// ahead, with its destination the route entry two ahead, with that the output port's queue
+    /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
+    /// largest costs (docs/performance.md). Changes no result.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(3) {
+            self.pool.prefetch(pkt);
+        }
+        // A handle looked at ahead may be stale by the time its event runs, and any packet
+        // anywhere: only hints come of it, and indexes are checked.
+        let at_switch = |i: usize| match self.queue.ahead(i) {
+            Some(&Event::Arrive { node, pkt }) if !self.topo.is_host(node) => {
+                let p = self.pool.peek(pkt)?;
+                Some((node, p, *self.topo.host_tor.get(p.dst as usize)?))
+            }
+            _ => None,
+        };
+        if let Some((node, _, tor)) = at_switch(1).filter(|&(node, _, tor)| tor != node) {
+            self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
+        }
+        if let Some((node, p, tor)) = at_switch(0) {
+            let port = if tor == node {
+                Some(self.topo.host_down_port[p.dst as usize])
+            } else {
+                let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+                self.fwd.predicted_port(&f, node, p)
+            };
+            if let Some(port) = port {
+                self.ports.prefetch(port);
+            }
+        }
     }
 
     pub fn bin_width(&self) -> Time {
