@@ -112,6 +112,11 @@ impl Ports {
         self.queues.len()
     }
 
+    /// Bytes of queue lines, for sizing the look-ahead.
+    pub fn queue_bytes(&self) -> usize {
+        std::mem::size_of_val(self.queues.as_slice())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.rate_bps.is_empty()
     }

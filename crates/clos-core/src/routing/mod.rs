@@ -268,6 +268,11 @@ impl Routes {
         self.group(self.group_toward_tor(switch, tor_index))
     }
 
+    /// Bytes of the rows a packet's hop reads from (`to_tor`), for sizing the look-ahead.
+    pub fn row_bytes(&self) -> usize {
+        std::mem::size_of_val(self.to_tor.as_slice())
+    }
+
     /// Start loading the entry `group_toward_tor` will read (`prefetch.rs`).
     #[inline]
     pub fn prefetch_toward_tor(&self, switch: u32, tor_index: u32) {

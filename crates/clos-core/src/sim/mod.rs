@@ -86,7 +86,17 @@ pub struct World {
     pub faults: Option<Box<failures::Faults>>,
     /// The VL2 directory model (`directory.rs`), when the scenario has a `[directory]` table.
     directory: Option<Box<crate::directory::Directory>>,
+    /// Whether the loop walks the next hops' loads ahead (`prefetch_ahead`): only where the
+    /// state a hop reads outgrows the caches ([`LOOK_AHEAD_BYTES`]).
+    look_ahead: bool,
 }
+
+/// Queue lines and route rows above this many bytes make the loop look ahead
+/// (`World::prefetch_ahead`). Measured in alternating runs (docs/performance.md): B2 (560 KB)
+/// 0.85x and B3 (2.1 MB) 0.87x with it; B1 (60 KB) no faster and B4 (50 KB) 3-12% slower,
+/// where the lines stay in the second-level cache (512 KB on this machine class; a quarter of
+/// it is left for them, as packets and events stream through the rest).
+const LOOK_AHEAD_BYTES: usize = 128 << 10;
 
 /// How far a run has got, for progress bars.
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +170,7 @@ impl World {
         // About what the benchmarks keep alive (B2: 110 packets per host, most of them queued);
         // more only costs address space, as pages never touched are never mapped.
         let pool = PacketPool::with_capacity(topo.n_hosts * 128);
+        let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
         Ok(World {
             topo,
             routes,
@@ -195,6 +206,7 @@ impl World {
             pause_at: u64::MAX,
             faults,
             directory,
+            look_ahead,
         })
     }
 
@@ -248,7 +260,16 @@ impl World {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
-            self.prefetch_ahead();
+            if self.look_ahead {
+                self.prefetch_ahead();
+            } else {
+                // The packets of the next two events: on small fabrics the rest is in the cache.
+                for i in 0..2 {
+                    if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(i) {
+                        self.pool.prefetch(pkt);
+                    }
+                }
+            }
             self.now = t;
             self.events += 1;
             match ev {
@@ -485,5 +506,34 @@ impl World {
     /// Everything a run produces, for `metrics`.
     pub fn output(&self, cpu_seconds: f64, wall_seconds: f64, peak_memory: u64) -> RunOutput<'_> {
         RunOutput { world: self, cpu_seconds, wall_seconds, peak_memory, params: &self.params }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Looking ahead (`prefetch_ahead`) only hints at the cache: B2's fabric, where it is on,
+    /// runs the same events to the same counts with it off.
+    #[test]
+    fn looking_ahead_changes_no_result() {
+        let s = Scenario::from_json(
+            r#"{"seed": 1, "stop": "300us",
+                "topology": {"kind": "fat_tree", "k": 16, "host_rate": "10Gbps", "fabric_rate": "10Gbps"},
+                "switch": {"buffer": "300KB", "ecn_threshold": "97.5KB"},
+                "routing": {"scheme": "ecmp"}, "transport": {"kind": "dctcp"},
+                "workload": {"kind": "permutation", "bytes": "1GB", "cross_pod": true}}"#,
+        )
+        .unwrap();
+        let run = |look_ahead: bool| {
+            let mut w = World::new(&s).unwrap();
+            assert!(w.look_ahead, "B2's fabric holds more than LOOK_AHEAD_BYTES of queues and rows");
+            w.look_ahead = look_ahead;
+            w.run();
+            (w.events, w.counters.clone(), w.delivered_bytes.clone(), w.in_flight())
+        };
+        let (with, without) = (run(true), run(false));
+        assert!(with.0 > 500_000, "long enough to fill queues: {} events", with.0);
+        assert_eq!(with, without);
     }
 }
