@@ -3,6 +3,7 @@ parameters, and report on or compare saved runs."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +31,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(directory_app, name="directory")
+# Output that goes to a file or a pipe (`clos bench > bench.txt`) has no width, and rich then
+# assumes 80 columns, which cuts the benchmark table's numbers to "…". Give such output room for
+# the widest table unless COLUMNS says otherwise; a terminal keeps its own width.
+PIPED_WIDTH = 160
 stdout = Console(highlight=False)
+if not stdout.is_terminal and "COLUMNS" not in os.environ:
+    stdout.width = PIPED_WIDTH
 stderr = Console(stderr=True, highlight=False)
 
 DEFAULT_SCENARIO = "vl2-testbed"
