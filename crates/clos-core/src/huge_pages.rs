@@ -6,8 +6,9 @@
 //! array with 2 MB pages removes most of those walks. Linux gives an anonymous mapping huge pages
 //! where `madvise(MADV_HUGEPAGE)` asks for them (the default setting of
 //! `/sys/kernel/mm/transparent_hugepage/enabled` on common distributions); pages already touched
-//! keep their size, so arrays are advised before they are first written. Measured in
-//! docs/performance.md ("Huge pages").
+//! keep their size (until the kernel's background collapse, if ever), so arrays are advised as
+//! soon as they are allocated or moved. Measured in docs/performance.md ("Memory, and where it
+//! was going").
 //!
 //! Only a hint: where the kernel says no, or on other systems, nothing changes but speed.
 
