@@ -51,6 +51,29 @@ impl Spray {
             Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.tx_bytes[p as usize]).expect("non-empty group"),
         }
     }
+
+    /// The port `next_port` will choose for `pkt` if `draws_first` random choices are made
+    /// before it (and, round robin, none in its group), without choosing: for prefetching its
+    /// queue line (`Forwarder::predicted_port`). None for the counter mode, whose choice reads
+    /// the very counters a prefetch would be for.
+    #[inline]
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet, draws_first: u32) -> Option<u32> {
+        let (g, group) = f.group_for(switch, pkt);
+        if group.is_empty() {
+            return None;
+        }
+        match self.mode {
+            Mode::RoundRobin => Some(group[self.next[g as usize] as usize % group.len()]),
+            Mode::Random => {
+                let mut rng = self.rng.clone();
+                for _ in 0..draws_first {
+                    next_u64(&mut rng);
+                }
+                Some(group[pick_index(group.len(), next_u64(&mut rng))])
+            }
+            Mode::Counter => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -59,6 +82,28 @@ mod tests {
     use crate::fabric::Ports;
     use crate::topology::fat_tree::{self, FatTree};
     use crate::units::Rate;
+
+    /// The port the event loop prefetches for random spraying (`predicted_port`) is the one
+    /// `next_port` then picks, also when another choice comes first (`draws_first` = 1).
+    #[test]
+    fn random_spraying_predicts_its_next_choices() {
+        let t = fat_tree::build(&FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        let routes = Routes::compute(&t);
+        let ports = Ports::new(&t, u64::MAX, None);
+        let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
+        let mut s = Spray::new(Mode::Random, &routes, &mut Streams::new(1));
+        let edge = t.host_tor[0];
+        let mut p = Packet { src: 0, dst: 127, ..Default::default() };
+        let mut chosen = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            let (first, second) = (s.predicted_port(&f, edge, &p, 0), s.predicted_port(&f, edge, &p, 1));
+            let port = s.next_port(&f, edge, &mut p);
+            assert_eq!(Some(port), first);
+            assert_eq!(s.predicted_port(&f, edge, &p, 0), second);
+            chosen.insert(port);
+        }
+        assert_eq!(chosen.len(), 4, "all four uplinks chosen, so a match is no accident");
+    }
 
     /// PLTS-RR sends one flow's consecutive packets on consecutive ports, never two in a row on
     /// the same port (the htsim "PacketScatter" bug LocalFlow §7 reports would fail this).

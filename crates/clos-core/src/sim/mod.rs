@@ -261,7 +261,7 @@ impl World {
             }
             let (t, ev) = self.queue.pop().expect("peeked");
             if self.look_ahead {
-                self.prefetch_ahead();
+                self.prefetch_ahead(&ev);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -325,28 +325,31 @@ impl World {
     /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
     /// largest costs (docs/performance.md). Changes no result.
     #[inline]
-    fn prefetch_ahead(&self) {
+    fn prefetch_ahead(&self, current: &Event) {
         if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(3) {
             self.pool.prefetch(pkt);
         }
         // A handle looked at ahead may be stale by the time its event runs, and any packet
         // anywhere: only hints come of it, and indexes are checked.
-        let at_switch = |i: usize| match self.queue.ahead(i) {
+        let at_switch = |e: Option<&Event>| match e {
             Some(&Event::Arrive { node, pkt }) if !self.topo.is_host(node) => {
                 let p = self.pool.peek(pkt)?;
                 Some((node, p, *self.topo.host_tor.get(p.dst as usize)?))
             }
             _ => None,
         };
-        if let Some((node, _, tor)) = at_switch(1).filter(|&(node, _, tor)| tor != node) {
+        if let Some((node, _, tor)) = at_switch(self.queue.ahead(1)).filter(|&(node, _, tor)| tor != node) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
         }
-        if let Some((node, p, tor)) = at_switch(0) {
+        if let Some((node, p, tor)) = at_switch(self.queue.ahead(0)) {
             let port = if tor == node {
                 Some(self.topo.host_down_port[p.dst as usize])
             } else {
+                // The current event makes a load-balancing choice first if it is a hop short
+                // of its destination's ToR (random spraying draws for it).
+                let draws_first = u32::from(at_switch(Some(current)).is_some_and(|(node, _, tor)| tor != node));
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                self.fwd.predicted_port(&f, node, p)
+                self.fwd.predicted_port(&f, node, p, draws_first)
             };
             if let Some(port) = port {
                 self.ports.prefetch(port);
@@ -514,16 +517,23 @@ mod tests {
     use super::*;
 
     /// Looking ahead (`prefetch_ahead`) only hints at the cache: B2's fabric, where it is on,
-    /// runs the same events to the same counts with it off.
+    /// runs the same events to the same counts with it off, under the schemes whose choices it
+    /// predicts (ECMP, random spraying) and one whose choices it does not (DRILL).
     #[test]
     fn looking_ahead_changes_no_result() {
-        let s = Scenario::from_json(
-            r#"{"seed": 1, "stop": "300us",
-                "topology": {"kind": "fat_tree", "k": 16, "host_rate": "10Gbps", "fabric_rate": "10Gbps"},
-                "switch": {"buffer": "300KB", "ecn_threshold": "97.5KB"},
-                "routing": {"scheme": "ecmp"}, "transport": {"kind": "dctcp"},
-                "workload": {"kind": "permutation", "bytes": "1GB", "cross_pod": true}}"#,
-        )
+        for scheme in ["ecmp", "spray-random", "drill"] {
+            looking_ahead_changes_no_result_under(scheme);
+        }
+    }
+
+    fn looking_ahead_changes_no_result_under(scheme: &str) {
+        let s = Scenario::from_json(&format!(
+            r#"{{"seed": 1, "stop": "300us",
+                "topology": {{"kind": "fat_tree", "k": 16, "host_rate": "10Gbps", "fabric_rate": "10Gbps"}},
+                "switch": {{"buffer": "300KB", "ecn_threshold": "97.5KB"}},
+                "routing": {{"scheme": "{scheme}"}}, "transport": {{"kind": "dctcp"}},
+                "workload": {{"kind": "permutation", "bytes": "1GB", "cross_pod": true}}}}"#
+        ))
         .unwrap();
         let run = |look_ahead: bool| {
             let mut w = World::new(&s).unwrap();
@@ -533,7 +543,7 @@ mod tests {
             (w.events, w.counters.clone(), w.delivered_bytes.clone(), w.in_flight())
         };
         let (with, without) = (run(true), run(false));
-        assert!(with.0 > 500_000, "long enough to fill queues: {} events", with.0);
-        assert_eq!(with, without);
+        assert!(with.0 > 500_000, "{scheme}: long enough to fill queues: {} events", with.0);
+        assert_eq!(with, without, "{scheme}");
     }
 }
