@@ -176,16 +176,16 @@ impl Forwarder {
     /// The port `next_port` will most likely choose for `pkt` at `switch`, so that the event
     /// loop can prefetch its queue line (`prefetch.rs`): exact for ECMP (a function of the
     /// packet and the routes), and for random spraying once `draws_first` (the choices made
-    /// before it) is right; None for schemes whose choice depends on queues, flowlets or time.
-    /// A wrong guess only wastes a prefetch.
+    /// before it, asked only by the schemes that draw) is right; None for schemes whose choice
+    /// depends on queues, flowlets or time. A wrong guess only wastes a prefetch.
     #[inline]
-    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet, draws_first: u32) -> Option<u32> {
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet, draws_first: impl FnOnce() -> u32) -> Option<u32> {
         match self {
             Forwarder::Ecmp(s) => {
                 let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));
                 (!group.is_empty()).then(|| pick(group, s.hash(switch, pkt.entropy)))
             }
-            Forwarder::Spray(s) => s.predicted_port(f, switch, pkt, draws_first),
+            Forwarder::Spray(s) => s.predicted_port(f, switch, pkt, draws_first()),
             _ => None,
         }
     }

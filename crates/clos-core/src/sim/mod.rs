@@ -347,7 +347,7 @@ impl World {
             } else {
                 // The current event makes a load-balancing choice first if it is a hop short
                 // of its destination's ToR (random spraying draws for it).
-                let draws_first = u32::from(at_switch(Some(current)).is_some_and(|(node, _, tor)| tor != node));
+                let draws_first = || u32::from(at_switch(Some(current)).is_some_and(|(node, _, tor)| tor != node));
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
                 self.fwd.predicted_port(&f, node, p, draws_first)
             };
