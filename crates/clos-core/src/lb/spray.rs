@@ -81,15 +81,22 @@ mod tests {
     use super::*;
     use crate::fabric::Ports;
     use crate::topology::fat_tree::{self, FatTree};
+    use crate::topology::Topology;
     use crate::units::Rate;
+
+    /// A k=8 fat tree with unbounded buffers: four equal-cost uplinks at each edge switch.
+    fn k8() -> (Topology, Routes, Ports) {
+        let t = fat_tree::build(&FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        let routes = Routes::compute(&t);
+        let ports = Ports::new(&t, u64::MAX, None);
+        (t, routes, ports)
+    }
 
     /// The port the event loop prefetches for random spraying (`predicted_port`) is the one
     /// `next_port` then picks, also when another choice comes first (`draws_first` = 1).
     #[test]
     fn random_spraying_predicts_its_next_choices() {
-        let t = fat_tree::build(&FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
-        let routes = Routes::compute(&t);
-        let ports = Ports::new(&t, u64::MAX, None);
+        let (t, routes, ports) = k8();
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let mut s = Spray::new(Mode::Random, &routes, &mut Streams::new(1));
         let edge = t.host_tor[0];
@@ -109,9 +116,7 @@ mod tests {
     /// the same port (the htsim "PacketScatter" bug LocalFlow §7 reports would fail this).
     #[test]
     fn round_robin_alternates_ports_packet_by_packet() {
-        let t = fat_tree::build(&FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
-        let routes = Routes::compute(&t);
-        let ports = Ports::new(&t, u64::MAX, None);
+        let (t, routes, ports) = k8();
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let mut s = Spray::new(Mode::RoundRobin, &routes, &mut Streams::new(1));
         let edge = t.host_tor[0];
