@@ -9,7 +9,7 @@
 //! - `Counter`: the port with the fewest bytes sent so far, which stays balanced when packet
 //!   sizes vary (PLTS-CNT). Ties go to the earliest port of the group.
 
-use super::{pick_index, Fabric};
+use super::{pick, Fabric};
 use crate::packet::Packet;
 use crate::rng::{next_u64, Stream, Streams};
 use crate::routing::Routes;
@@ -47,7 +47,7 @@ impl Spray {
                 *i = (*i + 1) % group.len() as u32;
                 port
             }
-            Mode::Random => group[pick_index(group.len(), next_u64(&mut self.rng))],
+            Mode::Random => random_port(group, &mut self.rng),
             Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.tx_bytes[p as usize]).expect("non-empty group"),
         }
     }
@@ -69,11 +69,18 @@ impl Spray {
                 for _ in 0..draws_first {
                     next_u64(&mut rng);
                 }
-                Some(group[pick_index(group.len(), next_u64(&mut rng))])
+                Some(random_port(group, &mut rng))
             }
             Mode::Counter => None,
         }
     }
+}
+
+/// Random spraying's choice, one draw from `rng`: shared by the choice and its prediction, so
+/// that the two cannot drift apart.
+#[inline]
+fn random_port(group: &[u32], rng: &mut Stream) -> u32 {
+    pick(group, next_u64(rng))
 }
 
 #[cfg(test)]

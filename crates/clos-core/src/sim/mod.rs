@@ -338,7 +338,9 @@ impl World {
             }
             _ => None,
         };
-        if let Some((node, _, tor)) = at_switch(self.queue.ahead(1)).filter(|&(node, _, tor)| tor != node) {
+        // A switch hop short of the destination's ToR: one that routing and the scheme decide.
+        let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, tor)| tor != node);
+        if let Some((node, _, tor)) = in_transit(self.queue.ahead(1)) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
         }
         if let Some((node, p, tor)) = at_switch(self.queue.ahead(0)) {
@@ -347,7 +349,7 @@ impl World {
             } else {
                 // The current event makes a load-balancing choice first if it is a hop short
                 // of its destination's ToR (random spraying draws for it).
-                let draws_first = || u32::from(at_switch(Some(current)).is_some_and(|(node, _, tor)| tor != node));
+                let draws_first = || u32::from(in_transit(Some(current)).is_some());
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
                 self.fwd.predicted_port(&f, node, p, draws_first)
             };
