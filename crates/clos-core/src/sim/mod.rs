@@ -89,6 +89,9 @@ pub struct World {
     /// Whether the loop walks the next hops' loads ahead (`prefetch_ahead`): only where the
     /// state a hop reads outgrows the caches ([`LOOK_AHEAD_BYTES`]).
     look_ahead: bool,
+    /// Whether it also loads the flow state of the host events ahead: only where that state
+    /// outgrows the caches too ([`FLOW_LOOK_AHEAD_BYTES`]).
+    look_ahead_flows: bool,
 }
 
 /// Queue lines and route rows above this many bytes make the loop look ahead
@@ -97,6 +100,21 @@ pub struct World {
 /// where the lines stay in the second-level cache (512 KB on this machine class; a quarter of
 /// it is left for them, as packets and events stream through the rest).
 const LOOK_AHEAD_BYTES: usize = 128 << 10;
+
+/// Per-flow state above this many bytes makes the look-ahead load the flow state of host events
+/// as well (`World::prefetch_flow`). Measured in alternating runs (docs/performance.md): B3
+/// (3,456 flows, 1.4 MB) 0.82-0.89x with it; B2 (1,024 flows, 0.4 MB, which the caches hold)
+/// no faster, and 1-4% slower by the same measure.
+const FLOW_LOOK_AHEAD_BYTES: usize = 1 << 20;
+
+/// Bytes of the per-flow arrays a host event reads, for one flow.
+const FLOW_BYTES: usize = std::mem::size_of::<FlowSpec>()
+    + std::mem::size_of::<[u64; 2]>()
+    + std::mem::size_of::<Sender>()
+    + std::mem::size_of::<Receiver>()
+    + std::mem::size_of::<RtoTimer>()
+    + std::mem::size_of::<Option<Time>>()
+    + std::mem::size_of::<u64>();
 
 /// How far a run has got, for progress bars.
 #[derive(Clone, Copy, Debug)]
@@ -171,6 +189,7 @@ impl World {
         // more only costs address space, as pages never touched are never mapped.
         let pool = PacketPool::with_capacity(topo.n_hosts * 128);
         let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
+        let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
         Ok(World {
             topo,
             routes,
@@ -207,6 +226,7 @@ impl World {
             faults,
             directory,
             look_ahead,
+            look_ahead_flows,
         })
     }
 
@@ -342,6 +362,11 @@ impl World {
         let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, tor)| tor != node);
         if let Some((node, _, tor)) = in_transit(self.queue.ahead(1)) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
+        } else if let (true, Some(&Event::Arrive { node, pkt })) = (self.look_ahead_flows, self.queue.ahead(1)) {
+            // A host event two ahead: its flow's state, with the packet prefetched above.
+            if let Some(p) = self.pool.peek(pkt).filter(|_| self.topo.is_host(node)) {
+                self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
+            }
         }
         if let Some((node, p, tor)) = at_switch(self.queue.ahead(0)) {
             let port = if tor == node {
@@ -356,6 +381,27 @@ impl World {
             if let Some(port) = port {
                 self.ports.prefetch(port);
             }
+        }
+    }
+
+    /// Start loading what a host event of flow `f` reads (`host_receive`): for an ACK the
+    /// sender and its timer, for data the receiver and what delivering touches; for both the
+    /// flow's addresses and hashes, which the packets it sends in answer need. `f` comes from a
+    /// packet looked at ahead, which may be stale: indexes are checked.
+    #[inline]
+    fn prefetch_flow(&self, f: usize, ack: bool) {
+        use crate::prefetch::{line, lines};
+        let Some(spec) = self.flows.get(f) else { return };
+        line(spec);
+        line(&self.entropy[f]);
+        if ack {
+            lines(&self.senders[f]);
+            line(&self.rto[f]);
+        } else {
+            lines(&self.receivers[f]);
+            line(&self.senders[f]);
+            line(&self.delivered_bytes[f]);
+            line(&self.finished[f]);
         }
     }
 
@@ -518,9 +564,19 @@ impl World {
 mod tests {
     use super::*;
 
-    /// Looking ahead (`prefetch_ahead`) only hints at the cache: B2's fabric, where it is on,
-    /// runs the same events to the same counts with it off, under the schemes whose choices it
-    /// predicts (ECMP, random spraying) and one whose choices it does not (DRILL).
+    /// Where the flow state is loaded ahead: B3's 3,456 flows, whose state was measured faster
+    /// with it, and not B2's 1,024, whose state the caches hold (`FLOW_LOOK_AHEAD_BYTES`). A
+    /// per-flow struct that grows moves the line, and this says so.
+    #[test]
+    fn flow_state_is_loaded_ahead_for_b3_and_not_b2() {
+        assert!(1024 * FLOW_BYTES < FLOW_LOOK_AHEAD_BYTES, "B2: {} B per flow", FLOW_BYTES);
+        assert!(3456 * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES, "B3: {} B per flow", FLOW_BYTES);
+    }
+
+    /// Looking ahead (`prefetch_ahead`, with the flow state of host events) only hints at the
+    /// cache: B2's fabric, where it is on, runs the same events to the same counts with it off,
+    /// under the schemes whose choices it predicts (ECMP, random spraying) and one whose
+    /// choices it does not (DRILL).
     #[test]
     fn looking_ahead_changes_no_result() {
         for scheme in ["ecmp", "spray-random", "drill"] {
@@ -541,6 +597,8 @@ mod tests {
             let mut w = World::new(&s).unwrap();
             assert!(w.look_ahead, "B2's fabric holds more than LOOK_AHEAD_BYTES of queues and rows");
             w.look_ahead = look_ahead;
+            // Its 1,024 flows are below FLOW_LOOK_AHEAD_BYTES: switched on here, to be tested.
+            w.look_ahead_flows = look_ahead;
             w.run();
             (w.events, w.counters.clone(), w.delivered_bytes.clone(), w.in_flight())
         };
