@@ -103,8 +103,8 @@ const LOOK_AHEAD_BYTES: usize = 128 << 10;
 
 /// Per-flow state above this many bytes makes the look-ahead load the flow state of host events
 /// as well (`World::prefetch_flow`). Measured in alternating runs (docs/performance.md): B3
-/// (3,456 flows, 1.4 MB) 0.82-0.89x with it; B2 (1,024 flows, 0.4 MB, which the caches hold)
-/// no faster, and 1-4% slower by the same measure.
+/// (3,456 flows, 1.4 MB) 0.79-0.90x at full length with it; B2 (1,024 flows, 0.4 MB, which
+/// the caches hold) no faster, and 1-4% slower by the same measure.
 const FLOW_LOOK_AHEAD_BYTES: usize = 1 << 20;
 
 /// Bytes of the per-flow arrays a host event reads, for one flow.
