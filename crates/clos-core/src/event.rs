@@ -180,6 +180,16 @@ impl Ord for Entry {
     }
 }
 
+/// What [`EventQueue::pop_due`] found.
+pub enum Next {
+    Due(Time, Event),
+    /// The next event is after the limit.
+    Later,
+    /// The next event is due but was not to be taken.
+    Held,
+    Empty,
+}
+
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
 /// A calendar (timing wheel) over integer time: events within the next 134 us are kept unsorted
@@ -246,7 +256,7 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        let g = self.geometry;
+        let g = &self.geometry;
         assert!(self.seq < g.seq_limit, "more events scheduled in one run than the calendar's keys hold");
         let e = Entry { time, key: g.tie_key(time, self.seq), event };
         let b = g.bucket(time);
@@ -258,6 +268,38 @@ impl EventQueue {
             self.to_wheel(b, e);
         } else {
             self.overflow.push(e);
+        }
+    }
+
+    /// The next event if it is due by `limit` and `may_pop`: `peek_time` and `pop` with one
+    /// look at the bucket being run.
+    #[inline]
+    pub fn pop_due(&mut self, limit: Time, may_pop: bool) -> Next {
+        if !self.ready() {
+            return Next::Empty;
+        }
+        if self.late.is_empty() {
+            if let Some(e) = self.current.last() {
+                return if e.time > limit {
+                    Next::Later
+                } else if !may_pop {
+                    Next::Held
+                } else {
+                    let e = self.current.pop().expect("looked at");
+                    Next::Due(e.time, e.event)
+                };
+            }
+        }
+        self.pop_due_with_late(limit, may_pop)
+    }
+
+    #[cold]
+    fn pop_due_with_late(&mut self, limit: Time, may_pop: bool) -> Next {
+        match self.peek_time() {
+            None => Next::Empty,
+            Some(t) if t > limit => Next::Later,
+            Some(_) if !may_pop => Next::Held,
+            Some(_) => self.pop().map_or(Next::Empty, |(t, e)| Next::Due(t, e)),
         }
     }
 
@@ -535,12 +577,28 @@ mod tests {
                 seq += 1;
                 q.schedule(now + dt, Event::FlowStart { flow: step });
                 reference.push(Entry { time: now + dt, key: g.tie_key(now + dt, seq), event: Event::FlowStart { flow: step } });
-            } else {
+            } else if r < 80 {
                 let got = q.pop();
                 let want = reference.pop().map(|e| (e.time, e.event));
                 assert_eq!(got, want, "step {step}");
                 if let Some((t, _)) = got {
                     now = t;
+                }
+            } else {
+                // The run loop's way: take the next event only if it is due by a limit, and
+                // not at all when held; a refusal takes nothing.
+                let limit = now + below(&mut rng, 1 << 22);
+                let may_pop = below(&mut rng, 8) != 0;
+                let got = q.pop_due(limit, may_pop);
+                match reference.peek().map(|e| (e.time, e.event)) {
+                    None => assert!(matches!(got, Next::Empty), "step {step}"),
+                    Some((t, _)) if t > limit => assert!(matches!(got, Next::Later), "step {step}"),
+                    Some(_) if !may_pop => assert!(matches!(got, Next::Held), "step {step}"),
+                    Some(want) => {
+                        reference.pop();
+                        assert!(matches!(got, Next::Due(t, e) if (t, e) == want), "step {step}");
+                        now = want.0;
+                    }
                 }
             }
             assert_eq!(q.len(), reference.len());

@@ -11,7 +11,7 @@ mod directory;
 mod host;
 
 use crate::error::{Error, Result};
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, Next};
 use crate::fabric::{Enqueued, Ports};
 use crate::lb::{Fabric, Forwarder};
 use crate::metrics::recorder::Recorder;
@@ -271,15 +271,15 @@ impl World {
     /// tests and samplers observe the fabric between steps.
     pub fn run_until(&mut self, limit: Time) -> Time {
         let limit = limit.min(self.max_time);
-        while let Some(t) = self.queue.peek_time() {
-            if t > limit {
-                self.now = limit;
-                break;
-            }
-            if self.events >= self.pause_at {
-                break;
-            }
-            let (t, ev) = self.queue.pop().expect("peeked");
+        loop {
+            let (t, ev) = match self.queue.pop_due(limit, self.events < self.pause_at) {
+                Next::Due(t, ev) => (t, ev),
+                Next::Later => {
+                    self.now = limit;
+                    break;
+                }
+                Next::Held | Next::Empty => break,
+            };
             if self.look_ahead {
                 self.prefetch_ahead(&ev);
             } else {
