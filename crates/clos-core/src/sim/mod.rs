@@ -343,7 +343,9 @@ impl World {
     /// reading only what an earlier one prefetched (`prefetch.rs`): the packet four events
     /// ahead, with its destination the route entry two ahead, with that the output port's queue
     /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
-    /// largest costs (docs/performance.md). Changes no result.
+    /// largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
+    /// events get the same: the flow's state two ahead, the ranges it holds out of order one
+    /// ahead. Changes no result.
     #[inline]
     fn prefetch_ahead(&self, current: &Event) {
         if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(3) {
@@ -380,6 +382,19 @@ impl World {
             };
             if let Some(port) = port {
                 self.ports.prefetch(port);
+            }
+        } else if let (true, Some(&Event::Arrive { node, pkt })) = (self.look_ahead_flows, self.queue.ahead(0)) {
+            // A host event next: the ranges its flow holds out of order, read through the
+            // sender or receiver prefetched one event earlier.
+            if let Some(p) = self.pool.peek(pkt).filter(|_| self.topo.is_host(node)) {
+                let f = p.flow as usize;
+                if p.has(crate::packet::FLAG_ACK) {
+                    if let Some(s) = self.senders.get(f) {
+                        s.prefetch_ranges();
+                    }
+                } else if let Some(r) = self.receivers.get(f) {
+                    r.prefetch_ranges();
+                }
             }
         }
     }

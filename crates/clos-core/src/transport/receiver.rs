@@ -43,6 +43,12 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// Start loading the ranges held out of order (`World::prefetch_ahead`).
+    #[inline]
+    pub fn prefetch_ranges(&self) {
+        self.ooo.prefetch();
+    }
+
     pub fn on_data(&mut self, seg: u32, ce: bool, ts: Time, p: &TcpParams) -> RxResult {
         let mut out = RxResult::default();
         if p.dctcp_g.is_some() {

@@ -8,6 +8,14 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
+    /// Start loading the first ranges (`prefetch.rs`).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Some(r) = self.ranges.first() {
+            crate::prefetch::line(r);
+        }
+    }
+
     pub fn ranges(&self) -> &[(u32, u32)] {
         &self.ranges
     }

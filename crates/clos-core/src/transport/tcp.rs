@@ -94,6 +94,12 @@ struct Eifel {
 }
 
 impl Sender {
+    /// Start loading the SACKed ranges (`World::prefetch_ahead`).
+    #[inline]
+    pub fn prefetch_ranges(&self) {
+        self.sacked.prefetch();
+    }
+
     /// A sender of `bytes` in segments of `mss` bytes (the flow's: `TcpParams::flow_mss`).
     pub fn new(bytes: u64, mss: u32, p: &TcpParams) -> Sender {
         let mss = mss as u64;
