@@ -182,11 +182,13 @@ impl Ord for Entry {
 
 /// What [`EventQueue::pop_due`] found.
 pub enum Next {
+    /// The next event, due by the limit, taken off the calendar.
     Due(Time, Event),
-    /// The next event is after the limit.
+    /// The next event is after the limit (left in place).
     Later,
-    /// The next event is due but was not to be taken.
+    /// The next event is due but was not to be taken (left in place).
     Held,
+    /// No events at all.
     Empty,
 }
 

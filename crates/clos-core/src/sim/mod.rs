@@ -362,13 +362,15 @@ impl World {
         };
         // A switch hop short of the destination's ToR: one that routing and the scheme decide.
         let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, tor)| tor != node);
+        // A host event, where flows are many enough to look ahead for: its packet.
+        let at_host = |e: Option<&Event>| match e {
+            Some(&Event::Arrive { node, pkt }) if self.look_ahead_flows && self.topo.is_host(node) => self.pool.peek(pkt),
+            _ => None,
+        };
         if let Some((node, _, tor)) = in_transit(self.queue.ahead(1)) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
-        } else if let (true, Some(&Event::Arrive { node, pkt })) = (self.look_ahead_flows, self.queue.ahead(1)) {
-            // A host event two ahead: its flow's state, with the packet prefetched above.
-            if let Some(p) = self.pool.peek(pkt).filter(|_| self.topo.is_host(node)) {
-                self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
-            }
+        } else if let Some(p) = at_host(self.queue.ahead(1)) {
+            self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
         if let Some((node, p, tor)) = at_switch(self.queue.ahead(0)) {
             let port = if tor == node {
@@ -383,18 +385,16 @@ impl World {
             if let Some(port) = port {
                 self.ports.prefetch(port);
             }
-        } else if let (true, Some(&Event::Arrive { node, pkt })) = (self.look_ahead_flows, self.queue.ahead(0)) {
-            // A host event next: the ranges its flow holds out of order, read through the
-            // sender or receiver prefetched one event earlier.
-            if let Some(p) = self.pool.peek(pkt).filter(|_| self.topo.is_host(node)) {
-                let f = p.flow as usize;
-                if p.has(crate::packet::FLAG_ACK) {
-                    if let Some(s) = self.senders.get(f) {
-                        s.prefetch_ranges();
-                    }
-                } else if let Some(r) = self.receivers.get(f) {
-                    r.prefetch_ranges();
+        } else if let Some(p) = at_host(self.queue.ahead(0)) {
+            // The ranges its flow holds out of order, read through the sender or receiver
+            // prefetched one event earlier.
+            let f = p.flow as usize;
+            if p.has(crate::packet::FLAG_ACK) {
+                if let Some(s) = self.senders.get(f) {
+                    s.prefetch_ranges();
                 }
+            } else if let Some(r) = self.receivers.get(f) {
+                r.prefetch_ranges();
             }
         }
     }
