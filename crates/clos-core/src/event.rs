@@ -342,7 +342,7 @@ impl EventQueue {
 
     /// Time of the next event (turning the wheel to it if needed).
     #[inline]
-    pub fn peek_time(&mut self) -> Option<Time> {
+    fn peek_time(&mut self) -> Option<Time> {
         if !self.ready() {
             return None;
         }

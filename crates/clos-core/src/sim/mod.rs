@@ -386,16 +386,21 @@ impl World {
                 self.ports.prefetch(port);
             }
         } else if let Some(p) = at_host(self.queue.ahead(0)) {
-            // The ranges its flow holds out of order, read through the sender or receiver
-            // prefetched one event earlier.
-            let f = p.flow as usize;
-            if p.has(crate::packet::FLAG_ACK) {
-                if let Some(s) = self.senders.get(f) {
-                    s.prefetch_ranges();
-                }
-            } else if let Some(r) = self.receivers.get(f) {
-                r.prefetch_ranges();
+            self.prefetch_flow_ranges(p.flow as usize, p.has(crate::packet::FLAG_ACK));
+        }
+    }
+
+    /// Start loading the ranges flow `f` holds out of order (the sender's SACKed ranges for an
+    /// ACK, the receiver's for data), read through the state `prefetch_flow` loaded one event
+    /// earlier. `f` may be stale, as there.
+    #[inline]
+    fn prefetch_flow_ranges(&self, f: usize, ack: bool) {
+        if ack {
+            if let Some(s) = self.senders.get(f) {
+                s.prefetch_ranges();
             }
+        } else if let Some(r) = self.receivers.get(f) {
+            r.prefetch_ranges();
         }
     }
 
