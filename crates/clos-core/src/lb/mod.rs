@@ -190,6 +190,14 @@ impl Forwarder {
         }
     }
 
+    /// Whether `predicted_port` is the port `next_port` chooses, as long as the routes do not
+    /// change in between: ECMP's is (a hash of the packet), and choosing has no side effect
+    /// to miss. Random spraying's prediction depends on the draws made first, and taking it
+    /// would skip the draw.
+    pub fn prediction_is_exact(&self) -> bool {
+        matches!(self, Forwarder::Ecmp(_))
+    }
+
     /// A packet reached its destination's ToR (before it goes down to the host).
     #[inline]
     pub fn at_destination_tor(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) {

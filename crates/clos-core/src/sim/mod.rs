@@ -92,6 +92,27 @@ pub struct World {
     /// Whether it also loads the flow state of the host events ahead: only where that state
     /// outgrows the caches too ([`FLOW_LOOK_AHEAD_BYTES`]).
     look_ahead_flows: bool,
+    /// Whether the look-ahead's prediction of a hop is the hop itself (`NextHop`).
+    exact_hops: bool,
+    /// The next event's hop, as the look-ahead predicted it.
+    next_hop: NextHop,
+}
+
+/// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
+/// packet to prefetch its queue line, and where that prediction is exact (ECMP, a function of
+/// the packet and the routes, with no failures to change the routes in between:
+/// `Forwarder::prediction_is_exact`) the event takes the port instead of choosing again, which
+/// halves the hashing and route reads of a hop. Matched on node and packet: an event that
+/// runs first (scheduled after the look) finds no hint for itself.
+#[derive(Clone, Copy)]
+struct NextHop {
+    node: u32,
+    pkt: u32,
+    port: u32,
+}
+
+impl NextHop {
+    const NONE: NextHop = NextHop { node: u32::MAX, pkt: u32::MAX, port: u32::MAX };
 }
 
 /// Queue lines and route rows above this many bytes make the loop look ahead
@@ -190,6 +211,7 @@ impl World {
         let pool = PacketPool::with_capacity(topo.n_hosts * 128);
         let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
         let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
+        let exact_hops = fwd.prediction_is_exact() && faults.is_none() && directory.is_none();
         Ok(World {
             topo,
             routes,
@@ -227,6 +249,8 @@ impl World {
             directory,
             look_ahead,
             look_ahead_flows,
+            exact_hops,
+            next_hop: NextHop::NONE,
         })
     }
 
@@ -280,8 +304,10 @@ impl World {
                 }
                 Next::Held | Next::Empty => break,
             };
+            // The hop this event's packet was predicted to take, one event ago (`NextHop`).
+            let hint = std::mem::replace(&mut self.next_hop, NextHop::NONE);
             if self.look_ahead {
-                self.prefetch_ahead(&ev);
+                self.next_hop = self.prefetch_ahead(&ev);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -300,7 +326,7 @@ impl World {
                     if self.topo.is_host(node) {
                         self.host_receive(pkt);
                     } else {
-                        self.forward(node, pkt);
+                        self.forward(node, pkt, hint);
                     }
                 }
                 Event::FlowStart { flow } => self.pump(flow),
@@ -345,9 +371,10 @@ impl World {
     /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
     /// largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
     /// events get the same: the flow's state two ahead, the ranges it holds out of order one
-    /// ahead. Changes no result.
+    /// ahead. Changes no result. Returns the next event's hop where its prediction is exact
+    /// (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
-    fn prefetch_ahead(&self, current: &Event) {
+    fn prefetch_ahead(&self, current: &Event) -> NextHop {
         if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(3) {
             self.pool.prefetch(pkt);
         }
@@ -356,23 +383,24 @@ impl World {
         let at_switch = |e: Option<&Event>| match e {
             Some(&Event::Arrive { node, pkt }) if !self.topo.is_host(node) => {
                 let p = self.pool.peek(pkt)?;
-                Some((node, p, *self.topo.host_tor.get(p.dst as usize)?))
+                Some((node, pkt, p, *self.topo.host_tor.get(p.dst as usize)?))
             }
             _ => None,
         };
         // A switch hop short of the destination's ToR: one that routing and the scheme decide.
-        let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, tor)| tor != node);
+        let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, _, tor)| tor != node);
         // A host event, where flows are many enough to look ahead for: its packet.
         let at_host = |e: Option<&Event>| match e {
             Some(&Event::Arrive { node, pkt }) if self.look_ahead_flows && self.topo.is_host(node) => self.pool.peek(pkt),
             _ => None,
         };
-        if let Some((node, _, tor)) = in_transit(self.queue.ahead(1)) {
+        if let Some((node, _, _, tor)) = in_transit(self.queue.ahead(1)) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
         } else if let Some(p) = at_host(self.queue.ahead(1)) {
             self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
-        if let Some((node, p, tor)) = at_switch(self.queue.ahead(0)) {
+        let mut hop = NextHop::NONE;
+        if let Some((node, pkt, p, tor)) = at_switch(self.queue.ahead(0)) {
             let port = if tor == node {
                 Some(self.topo.host_down_port[p.dst as usize])
             } else {
@@ -380,7 +408,11 @@ impl World {
                 // of its destination's ToR (random spraying draws for it).
                 let draws_first = || u32::from(in_transit(Some(current)).is_some());
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                self.fwd.predicted_port(&f, node, p, draws_first)
+                let port = self.fwd.predicted_port(&f, node, p, draws_first);
+                if let (Some(port), true) = (port, self.exact_hops) {
+                    hop = NextHop { node, pkt, port };
+                }
+                port
             };
             if let Some(port) = port {
                 self.ports.prefetch(port);
@@ -388,6 +420,7 @@ impl World {
         } else if let Some(p) = at_host(self.queue.ahead(0)) {
             self.prefetch_flow_ranges(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
+        hop
     }
 
     /// Start loading the ranges flow `f` holds out of order (the sender's SACKed ranges for an
@@ -454,8 +487,8 @@ impl World {
     }
 
     /// A switch forwards a packet: straight down if it is the destination's ToR (which strips
-    /// any VL2 encapsulation), otherwise wherever the load balancer says.
-    fn forward(&mut self, node: u32, h: u32) {
+    /// any VL2 encapsulation), otherwise wherever the load balancer says, or `hint` says for it.
+    fn forward(&mut self, node: u32, h: u32, hint: NextHop) {
         // VL2 directory (directory.rs): the ToR of a packet's LA delivers only AAs under it.
         if self.directory.is_some() && !self.directory_at_switch(node, h) {
             return; // misdelivered: reported and dropped
@@ -488,7 +521,7 @@ impl World {
             pkt.encap = 0;
             self.topo.host_down_port[dst]
         } else {
-            let port = self.fwd.next_port(&f, node, pkt);
+            let port = if hint.node == node && hint.pkt == h { hint.port } else { self.fwd.next_port(&f, node, pkt) };
             self.fwd.on_egress(&f, port, pkt);
             port
         };
