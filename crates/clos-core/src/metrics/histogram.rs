@@ -12,14 +12,15 @@ const SUB_BITS: u32 = SUB.trailing_zeros();
 /// Buckets for every u64.
 pub const BUCKETS: usize = ((64 - SUB_BITS + 1) * SUB) as usize;
 
+/// Without a branch: values below `SUB` (a queueing delay of zero, an empty queue) and above
+/// are mixed in no order a predictor could learn. Above, `v >> shift` is `SUB` plus the
+/// sub-bucket, which makes the `+ 1` of `(shift + 1) * SUB`; below, the shift is 0 and the
+/// bucket is the value.
 #[inline]
 pub fn bucket(v: u64) -> usize {
-    if v < SUB as u64 {
-        return v as usize;
-    }
-    let e = 63 - v.leading_zeros(); // position of the top bit, >= SUB_BITS
-    let shift = e - SUB_BITS;
-    ((shift + 1) * SUB + ((v >> shift) as u32 & (SUB - 1))) as usize
+    let top = 63 - (v | 1).leading_zeros(); // position of the top bit
+    let shift = top.saturating_sub(SUB_BITS);
+    (shift * SUB + (v >> shift) as u32) as usize
 }
 
 /// Smallest value and width of bucket `i`.
