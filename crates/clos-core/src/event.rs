@@ -436,6 +436,10 @@ impl EventQueue {
         let v = &mut self.current;
         let mut budget = 4 * n + 64;
         for i in 1..n {
+            // Most entries are already in place: look at the keys before copying an entry.
+            if v[i - 1].key >= v[i].key {
+                continue;
+            }
             let e = v[i];
             let mut j = i;
             while j > 0 && v[j - 1].key < e.key {
