@@ -39,18 +39,26 @@ struct Queue {
     tier: u8,
 }
 
+/// What a port has accepted: the counters every accepted packet adds to, kept together so that
+/// a hop writes one cache line and checks one index for them instead of three.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Accepted {
+    pub bytes: u64,
+    pub packets: u64,
+    /// Sum of the queueing delays of the packets the port accepted.
+    pub queueing_ps: u64,
+}
+
 /// All ports (directed links): their queues, and arrays of counters read by the metrics.
 pub struct Ports {
     pub rate_bps: Vec<u64>,
     queues: Vec<Queue>,
     /// Node at the far end.
     pub peer: Vec<u32>,
-    pub tx_bytes: Vec<u64>,
-    pub tx_packets: Vec<u64>,
+    /// Counted when a packet is accepted, which may be long before it is sent.
+    pub accepted: Vec<Accepted>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
-    /// Sum of the queueing delays of the packets each port accepted.
-    pub queueing_ps: Vec<u64>,
     /// Queueing delays per tier.
     pub queueing: Histograms,
     /// Incremented when a port's link fails and when it is repaired: odd means down.
@@ -91,11 +99,9 @@ impl Ports {
                 })
                 .collect(),
             peer: t.ports.iter().map(|p| p.to).collect(),
-            tx_bytes: vec![0; n],
-            tx_packets: vec![0; n],
+            accepted: vec![Accepted::default(); n],
             drops: vec![0; n],
             ecn_marks: vec![0; n],
-            queueing_ps: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
             epoch: vec![0; n],
             link_losses: vec![0; n],
@@ -152,10 +158,10 @@ impl Ports {
     }
 
     /// Bytes `port` has finished serialising by `now`: what it accepted minus its backlog
-    /// (`tx_bytes` counts a packet when it is accepted, which may be long before it is sent).
+    /// (`accepted` counts a packet when it is accepted, which may be long before it is sent).
     #[inline]
     pub fn sent_bytes(&self, port: u32, now: Time) -> u64 {
-        self.tx_bytes[port as usize] - self.backlog(port, now)
+        self.accepted[port as usize].bytes - self.backlog(port, now)
     }
 
     /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus packets
@@ -187,7 +193,7 @@ impl Ports {
             return;
         }
         let backlog = self.backlog(port, now);
-        self.tx_bytes[p] -= backlog;
+        self.accepted[p].bytes -= backlog;
         let q = &mut self.queues[p];
         q.busy_until = now;
         q.entering = 0;
@@ -241,10 +247,11 @@ impl Ports {
         q.entering_until = q.entering_until.max(now + tx);
         q.busy_until = done;
         let (tier, delay) = (q.tier as usize, q.delay);
-        self.tx_bytes[p] += wire;
-        self.tx_packets[p] += 1;
         let queueing = start - now;
-        self.queueing_ps[p] += queueing;
+        let a = &mut self.accepted[p];
+        a.bytes += wire;
+        a.packets += 1;
+        a.queueing_ps += queueing;
         self.queueing.record(tier, queueing);
         Enqueued::Accepted { arrival: done + delay, queueing, mark }
     }

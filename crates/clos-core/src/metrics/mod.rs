@@ -276,11 +276,12 @@ impl RunOutput<'_> {
             links.dst.push(t.nodes[p.to as usize].name.clone());
             links.tier.push(t.tier(i as u32).to_string());
             links.rate_bps.push(p.rate_bps);
-            links.bytes.push(w.ports.tx_bytes[i]);
-            links.packets.push(w.ports.tx_packets[i]);
+            let accepted = w.ports.accepted[i];
+            links.bytes.push(accepted.bytes);
+            links.packets.push(accepted.packets);
             links.drops.push(w.ports.drops[i]);
             links.ecn_marks.push(w.ports.ecn_marks[i]);
-            links.queueing_ps.push(w.ports.queueing_ps[i]);
+            links.queueing_ps.push(accepted.queueing_ps);
             let sent = w.ports.sent_bytes(i as u32, w.now) as f64;
             links.utilisation.push(if span > 0.0 { sent * 8.0 / (p.rate_bps as f64 * span) } else { 0.0 });
         }
