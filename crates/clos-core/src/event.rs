@@ -260,14 +260,26 @@ impl EventQueue {
         self.seq += 1;
         let g = &self.geometry;
         assert!(self.seq < g.seq_limit, "more events scheduled in one run than the calendar's keys hold");
-        let e = Entry { time, key: g.tie_key(time, self.seq), event };
         let b = g.bucket(time);
+        if b > self.cur && b < self.cur + g.wheel {
+            let e = Entry { time, key: g.tie_key(time, self.seq), event };
+            self.to_wheel(b, e);
+        } else {
+            self.off_wheel(time, event);
+        }
+    }
+
+    /// `schedule` for an event outside the wheel's span. Out of line, so that the path almost
+    /// every event takes needs few registers and saves none (B2: 14 instructions per event).
+    #[cold]
+    #[inline(never)]
+    fn off_wheel(&mut self, time: Time, event: Event) {
+        let e = Entry { time, key: self.geometry.tie_key(time, self.seq), event };
+        let b = self.geometry.bucket(time);
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
         // idle stretch; such an event is still the earliest, so the bucket being run is its place.
         if b <= self.cur {
             self.late.push(e);
-        } else if b < self.cur + g.wheel {
-            self.to_wheel(b, e);
         } else {
             self.overflow.push(e);
         }
@@ -354,8 +366,9 @@ impl EventQueue {
 
     #[inline]
     fn to_wheel(&mut self, b: u64, e: Entry) {
-        self.wheel.push((b & (self.geometry.wheel - 1)) as usize, e);
+        // Counted first: the push ends in a call where a chunk fills (`buckets.rs`).
         self.in_wheel += 1;
+        self.wheel.push((b & (self.geometry.wheel - 1)) as usize, e);
     }
 
     /// Make the next non-empty bucket current; false if there are no events at all.

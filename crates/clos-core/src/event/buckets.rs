@@ -9,6 +9,11 @@
 //! follows the events pending, and it is one mapping that can be backed by huge pages
 //! (`huge_pages`). Chunks are recycled through a free list, so once the arena has grown to the
 //! most events ever pending nothing is allocated.
+//!
+//! Every chain always ends in a chunk with room (an emptied bucket keeps its last chunk), so a
+//! push writes first and adds a chunk after, when it filled one: the call is then the push's
+//! last act, and the hot path holds nothing across it (B2: 14 instructions per event fewer,
+//! saving and restoring registers, than taking a chunk before the write).
 
 use super::Entry;
 
@@ -17,7 +22,7 @@ use super::Entry;
 const CHUNK: usize = 64;
 
 /// A bucket's chain: its first and last chunk, and how many entries it holds.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Chain {
     first: u32,
     last: u32,
@@ -34,8 +39,16 @@ pub(super) struct Buckets {
 }
 
 impl Buckets {
+    /// `buckets` empty chains, each with its one chunk.
     pub(super) fn new(buckets: usize) -> Buckets {
-        Buckets { chains: vec![Chain::default(); buckets], arena: Vec::new(), next: Vec::new(), free: Vec::new() }
+        let arena = vec![[super::PLACEHOLDER; CHUNK]; buckets];
+        crate::huge_pages::advise(&arena);
+        Buckets {
+            chains: (0..buckets as u32).map(|c| Chain { first: c, last: c, len: 0 }).collect(),
+            arena,
+            next: vec![u32::MAX; buckets],
+            free: Vec::new(),
+        }
     }
 
     /// Entries in bucket `slot`.
@@ -46,28 +59,25 @@ impl Buckets {
 
     #[inline]
     pub(super) fn push(&mut self, slot: usize, e: Entry) {
-        let fill = self.chains[slot].len as usize % CHUNK;
-        if fill == 0 {
-            self.add_chunk(slot);
-        }
         let chain = &mut self.chains[slot];
+        let fill = chain.len as usize % CHUNK;
         self.arena[chain.last as usize][fill] = e;
         chain.len += 1;
+        if fill == CHUNK - 1 {
+            self.add_chunk(slot);
+        }
     }
 
-    /// Start a new chunk at the end of `slot`'s chain (its last one is full, or it has none).
-    #[inline]
+    /// Start a new chunk at the end of `slot`'s chain, whose last one just filled: once in
+    /// `CHUNK` pushes, so out of line, to keep `push` small.
+    #[inline(never)]
     fn add_chunk(&mut self, slot: usize) {
         let c = match self.free.pop() {
             Some(c) => c,
             None => self.grow(),
         };
         let chain = &mut self.chains[slot];
-        if chain.len == 0 {
-            chain.first = c;
-        } else {
-            self.next[chain.last as usize] = c;
-        }
+        self.next[chain.last as usize] = c;
         chain.last = c;
     }
 
@@ -84,18 +94,23 @@ impl Buckets {
         c
     }
 
-    /// Append bucket `slot`'s entries to `out`, in the order they were pushed, and empty it.
+    /// Append bucket `slot`'s entries to `out`, in the order they were pushed, and empty it;
+    /// it keeps its last chunk, which has room.
     pub(super) fn drain_into(&mut self, slot: usize, out: &mut Vec<Entry>) {
-        let Chain { first, len, .. } = std::mem::take(&mut self.chains[slot]);
+        let Chain { first, last, len } = self.chains[slot];
         let (mut c, mut left) = (first, len as usize);
         out.reserve(left);
-        while left > 0 {
+        loop {
             let n = left.min(CHUNK);
             out.extend_from_slice(&self.arena[c as usize][..n]);
-            self.free.push(c);
             left -= n;
+            if c == last {
+                break;
+            }
+            self.free.push(c);
             c = self.next[c as usize];
         }
+        self.chains[slot] = Chain { first: last, last, len: 0 };
     }
 }
 
