@@ -16,7 +16,7 @@ use crate::fabric::{Enqueued, Ports};
 use crate::lb::{Fabric, Forwarder};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::{Counters, RunOutput};
-use crate::packet::{PacketPool, FLAG_CE};
+use crate::packet::{Packet, PacketPool, FLAG_CE};
 use crate::rng::{mix64, Streams};
 use crate::routing::{LinkState, Routes};
 use crate::scenario::{OutputSpec, Scenario, Stop};
@@ -136,6 +136,17 @@ const FLOW_BYTES: usize = std::mem::size_of::<FlowSpec>()
     + std::mem::size_of::<RtoTimer>()
     + std::mem::size_of::<Option<Time>>()
     + std::mem::size_of::<u64>();
+
+/// Whether routing has no next hop for `pkt` at `node` (a partitioned fabric). Given the
+/// packet rather than its handle, so that `forward` keeps the one it looked up across the call.
+#[inline(never)]
+fn no_route(topo: &Topology, routes: &Routes, node: u32, pkt: &Packet) -> bool {
+    if pkt.encap == 2 && topo.role(node) != crate::topology::Role::Core {
+        return routes.toward_core(node).is_empty();
+    }
+    let tor = topo.tor_index[topo.host_tor[pkt.dst as usize] as usize];
+    routes.toward_tor(node, tor).is_empty()
+}
 
 /// How far a run has got, for progress bars.
 #[derive(Clone, Copy, Debug)]
@@ -508,13 +519,12 @@ impl World {
         }
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
-        if !at_destination && self.routes.has_holes && self.no_route(node, h) {
+        if !at_destination && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
             self.pool.free(h);
             self.counters.dropped += 1;
             return;
         }
-        let pkt = self.pool.get_mut(h);
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         let port = if at_destination {
             self.fwd.at_destination_tor(&f, node, pkt);
@@ -526,17 +536,6 @@ impl World {
             port
         };
         self.transmit(port, h);
-    }
-
-    /// Whether routing has no next hop for the packet at `node` (a partitioned fabric).
-    #[inline(never)]
-    fn no_route(&self, node: u32, h: u32) -> bool {
-        let pkt = self.pool.get(h);
-        if pkt.encap == 2 && self.topo.role(node) != crate::topology::Role::Core {
-            return self.routes.toward_core(node).is_empty();
-        }
-        let tor = self.topo.tor_index[self.topo.host_tor[pkt.dst as usize] as usize];
-        self.routes.toward_tor(node, tor).is_empty()
     }
 
     /// A packet arriving over a link that failed since it was sent, or lost to the link's loss
