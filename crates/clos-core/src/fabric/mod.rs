@@ -66,6 +66,9 @@ pub struct Ports {
     /// Packets lost because the link was down: offered to it, or queued on or crossing it when
     /// it failed (counted on the port they were lost at).
     pub link_losses: Vec<u64>,
+    /// Whether enqueues keep the bytes still entering each queue, for `visible_backlog`: only
+    /// where the load balancer reads it (DRILL), as it costs every hop a few instructions.
+    pub models_entering: bool,
 }
 
 /// What happened to a packet offered to a port.
@@ -105,6 +108,7 @@ impl Ports {
             queueing: Histograms::new(TIERS.len()),
             epoch: vec![0; n],
             link_losses: vec![0; n],
+            models_entering: false,
         }
     }
 
@@ -168,6 +172,7 @@ impl Ports {
     /// that are "just entering the queue", i.e. enqueued less than their own serialisation time
     /// ago. The model of "entering" is ours: the paper only says such packets are not counted
     /// until fully enqueued, and writing a packet into the buffer at line rate takes that long.
+    /// Without `models_entering`, every byte counts as visible: the whole backlog.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
         let q = &self.queues[port as usize];
@@ -240,11 +245,13 @@ impl Ports {
         }
         let start = q.busy_until.max(now);
         let done = start + tx;
-        if now >= q.entering_until {
-            q.entering = 0;
+        if self.models_entering {
+            if now >= q.entering_until {
+                q.entering = 0;
+            }
+            q.entering += wire;
+            q.entering_until = q.entering_until.max(now + tx);
         }
-        q.entering += wire;
-        q.entering_until = q.entering_until.max(now + tx);
         q.busy_until = done;
         let (tier, delay) = (q.tier as usize, q.delay);
         let queueing = start - now;
@@ -278,6 +285,22 @@ mod tests {
         assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, queueing: 0, mark: false });
         assert_eq!(b, Enqueued::Accepted { arrival: 3_400_000, queueing: 1_200_000, mark: false });
         assert_eq!(p.backlog(port, 600_000), 2250);
+    }
+
+    /// DRILL §3.2.1: a packet still being written into the queue is not yet counted. At 10 Gb/s
+    /// a 1500 B packet takes 1.2 us to enter; half-way, 750 B of backlog are all its own.
+    #[test]
+    fn entering_bytes_are_invisible_only_where_modelled() {
+        let (mut p, port) = ports();
+        p.enqueue(port, 1500, false, 0);
+        assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 750), "not modelled: all visible");
+        let (mut p, port) = ports();
+        p.models_entering = true;
+        p.enqueue(port, 1500, false, 0);
+        assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 0));
+        p.enqueue(port, 1500, false, 1_000_000);
+        // The second packet has entered by 2.2 us; 0.2 us of it is left to serialise: 250 B.
+        assert_eq!((p.backlog(port, 2_200_000), p.visible_backlog(port, 2_200_000)), (250, 250));
     }
 
     #[test]

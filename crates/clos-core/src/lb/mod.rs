@@ -198,6 +198,12 @@ impl Forwarder {
         matches!(self, Forwarder::Ecmp(_))
     }
 
+    /// Whether the scheme reads `Ports::visible_backlog`, so that the ports must keep the bytes
+    /// entering their queues (`Ports::models_entering`).
+    pub fn reads_visible_backlog(&self) -> bool {
+        matches!(self, Forwarder::Drill(_))
+    }
+
     /// A packet reached its destination's ToR (before it goes down to the host).
     #[inline]
     pub fn at_destination_tor(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) {
