@@ -22,9 +22,11 @@ struct Offer {
 
 /// B1's empty ports, and packets offered at random to the uplinks of four edge switches at 2%
 /// above their line rate, so that queues wander from empty to full: accepted, CE-marked and
-/// dropped packets all occur. Five packets in sixteen are bare ACKs.
+/// dropped packets all occur. Five packets in sixteen are bare ACKs. The ports keep the bytes
+/// entering their queues, as under the load-aware scheme whose read this is (DRILL).
 fn offers() -> (Ports, Vec<Offer>) {
-    let Fabric { topo, ports, .. } = fixture::fabric("ecmp");
+    let Fabric { topo, mut ports, .. } = fixture::fabric("ecmp");
+    ports.models_entering = true;
     let uplinks: Vec<u32> =
         topo.tors[..4].iter().flat_map(|&tor| topo.ports_of(tor)).filter(|&p| !topo.is_host(ports.peer[p as usize])).collect();
     let (ack, data) = (wire::frame(0, 0), wire::frame(1460, 0));
