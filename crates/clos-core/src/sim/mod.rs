@@ -94,8 +94,6 @@ pub struct World {
     look_ahead_flows: bool,
     /// Whether the look-ahead's prediction of a hop is the hop itself (`NextHop`).
     exact_hops: bool,
-    /// The next event's hop, as the look-ahead predicted it.
-    next_hop: NextHop,
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
@@ -262,7 +260,6 @@ impl World {
             look_ahead,
             look_ahead_flows,
             exact_hops,
-            next_hop: NextHop::NONE,
         })
     }
 
@@ -307,6 +304,9 @@ impl World {
     /// tests and samplers observe the fabric between steps.
     pub fn run_until(&mut self, limit: Time) -> Time {
         let limit = limit.min(self.max_time);
+        // The next event's hop, as the look-ahead predicted it (`NextHop`); a pause forgets it,
+        // which only costs the first event after it a second choice.
+        let mut next_hop = NextHop::NONE;
         loop {
             let (t, ev) = match self.queue.pop_due(limit, self.events < self.pause_at) {
                 Next::Due(t, ev) => (t, ev),
@@ -316,10 +316,10 @@ impl World {
                 }
                 Next::Held | Next::Empty => break,
             };
-            // The hop this event's packet was predicted to take, one event ago (`NextHop`).
-            let hint = std::mem::replace(&mut self.next_hop, NextHop::NONE);
+            // The hop this event's packet was predicted to take, one event ago.
+            let hint = std::mem::replace(&mut next_hop, NextHop::NONE);
             if self.look_ahead {
-                self.next_hop = self.prefetch_ahead(&ev);
+                next_hop = self.prefetch_ahead(&ev);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
