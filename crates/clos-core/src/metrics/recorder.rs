@@ -33,6 +33,15 @@ pub struct LinkBins {
     pub utilisation: Vec<f64>,
 }
 
+/// How many packets the fabric has seen, for telling idle bins (`Recorder::close_bin`).
+#[derive(Clone, Copy, Debug)]
+pub struct Activity {
+    /// Packets ever sent into the fabric (every packet alive was counted here when made).
+    pub sent: u64,
+    /// Packets alive now (queued or on a wire).
+    pub alive: u64,
+}
+
 pub struct Recorder {
     pub queue_interval: Option<Time>,
     pub bin: Time,
@@ -52,6 +61,11 @@ pub struct Recorder {
     sent_now: Vec<u64>,
     /// Utilisation per (tier, 1% step), counted over (link, bin).
     util_steps: Vec<u64>,
+    /// Links per tier: what an idle bin adds to the 0% step.
+    links_per_tier: [u64; TIERS.len()],
+    /// Packets sent into the fabric by the start of the bin being filled, if none was alive
+    /// then: the bin is idle if that count has not moved by its end (`Activity`).
+    quiet_since: Option<u64>,
     /// Jain's index of the uplink split per (switch, bin with traffic), by the uplinks' tier.
     pub split_jain: Vec<Vec<f64>>,
 }
@@ -67,6 +81,10 @@ impl Recorder {
             .filter(|ups| ups.len() >= 2)
             .map(|ups| (t.tier_of(ups[0]), ups))
             .collect();
+        let mut links_per_tier = [0; TIERS.len()];
+        for p in 0..n {
+            links_per_tier[t.tier_of(p)] += 1;
+        }
         let mut r = Recorder {
             queue_interval,
             bin,
@@ -80,6 +98,8 @@ impl Recorder {
             sent_at_bin_start: vec![0; n as usize],
             sent_now: vec![0; n as usize],
             util_steps: vec![0; TIERS.len() * UTIL_STEPS],
+            links_per_tier,
+            quiet_since: Some(0),
             split_jain: vec![Vec::new(); TIERS.len()],
         };
         r.reserve(horizon);
@@ -128,10 +148,18 @@ impl Recorder {
         }
     }
 
-    /// Close the bin that ends `now` (a full bin, or the run's last partial one).
-    pub fn close_bin(&mut self, ports: &Ports, now: Time) {
+    /// Close the bin that ends `now` (a full bin, or the run's last partial one). `activity`
+    /// is the fabric's packet count now: a bin that began with no packet alive and saw none
+    /// sent was idle, and is counted without reading the ports (`close_idle_bin`).
+    pub fn close_bin(&mut self, ports: &Ports, now: Time, activity: Activity) {
         let width = now.saturating_sub(self.bin_start);
         if width == 0 {
+            return;
+        }
+        let idle = self.quiet_since == Some(activity.sent);
+        self.quiet_since = (activity.alive == 0).then_some(activity.sent);
+        if idle {
+            self.close_idle_bin(now);
             return;
         }
         // Bytes serialised during the bin, not accepted: a deep host queue accepts a window at
@@ -164,6 +192,26 @@ impl Recorder {
         self.bin_start = now;
     }
 
+    /// `close_bin` for a bin in which no packet existed: every link sent nothing, and its
+    /// counter is where it was at the bin's start. Without this, a run whose stop lies far past
+    /// its last packet spent its time here, reading every port once per bin (B3 stopped at
+    /// 100 s: 56 CPU s, against 9 for its packets). Gives exactly what the full pass would.
+    fn close_idle_bin(&mut self, now: Time) {
+        for (tier, &links) in self.links_per_tier.iter().enumerate() {
+            self.util_steps[tier * UTIL_STEPS] += links;
+        }
+        if self.keep_link_bins {
+            for p in 0..self.sent_now.len() {
+                self.link_bins.bin_start_ps.push(self.bin_start);
+                self.link_bins.link.push(p as u32);
+                self.link_bins.bytes.push(0);
+                self.link_bins.utilisation.push(0.0);
+            }
+        }
+        // Jain's index is taken only over bins with traffic: nothing to add.
+        self.bin_start = now;
+    }
+
     /// The `p`-th percentile of link utilisation in `tier` over (link, bin), in 1% steps.
     pub fn utilisation_percentile(&self, tier: usize, p: f64) -> Option<f64> {
         rank_bucket(&self.util_steps[tier * UTIL_STEPS..(tier + 1) * UTIL_STEPS], p).map(|(step, _)| step as f64 / 100.0)
@@ -173,4 +221,50 @@ impl Recorder {
 /// Sum and sum of squares.
 fn moments(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values.fold((0.0, 0.0), |(s, q), x| (s + x, q + x * x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::leaf_spine::{build, LeafSpine};
+    use crate::units::Rate;
+
+    fn fabric() -> (Topology, Ports) {
+        let t = build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 2, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        let p = Ports::new(&t, 100_000, None);
+        (t, p)
+    }
+
+    const BIN: Time = 1_000_000;
+
+    /// An idle bin counted without reading the ports gives exactly what reading them gives.
+    #[test]
+    fn idle_bins_count_as_the_full_pass_would() {
+        let (t, ports) = fabric();
+        let mut quick = Recorder::new(&t, None, BIN, true, 10 * BIN);
+        let mut full = Recorder::new(&t, None, BIN, true, 10 * BIN);
+        for b in 1..=3 {
+            quick.close_bin(&ports, b * BIN, Activity { sent: 0, alive: 0 });
+            // A packet alive at every bin's start: never idle, so every port is read.
+            full.close_bin(&ports, b * BIN, Activity { sent: 0, alive: 1 });
+        }
+        assert_eq!(quick.util_steps, full.util_steps);
+        assert_eq!(quick.util_steps.iter().sum::<u64>(), 3 * t.ports.len() as u64);
+        let rows = |r: &Recorder| (r.link_bins.bin_start_ps.clone(), r.link_bins.link.clone(), r.link_bins.bytes.clone(), r.link_bins.utilisation.clone());
+        assert_eq!(rows(&quick), rows(&full));
+        assert_eq!(quick.bin_start, full.bin_start);
+    }
+
+    /// A packet sent and gone within one bin leaves no packet alive at either end of it; the
+    /// count of packets sent still tells the bin was not idle.
+    #[test]
+    fn a_bin_with_a_packet_sent_and_gone_is_not_idle() {
+        let (t, mut ports) = fabric();
+        let mut r = Recorder::new(&t, None, BIN, true, 10 * BIN);
+        r.close_bin(&ports, BIN, Activity { sent: 0, alive: 0 });
+        ports.enqueue(0, 1000, false, BIN + 1);
+        r.close_bin(&ports, 2 * BIN, Activity { sent: 1, alive: 0 });
+        let second: u64 = r.link_bins.bytes[t.ports.len()..].iter().sum();
+        assert_eq!(second, 1000);
+    }
 }

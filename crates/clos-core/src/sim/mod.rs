@@ -296,7 +296,7 @@ impl World {
         if let Stop::At(d) = self.stop {
             self.now = self.now.max(d.0.min(self.max_time));
         }
-        self.recorder.close_bin(&self.ports, self.now);
+        self.recorder.close_bin(&self.ports, self.now, self.activity());
         self.now
     }
 
@@ -362,7 +362,7 @@ impl World {
                     self.queue.schedule(self.now + t, Event::QueueSample);
                 }
                 Event::CloseBin => {
-                    self.recorder.close_bin(&self.ports, self.now);
+                    self.recorder.close_bin(&self.ports, self.now, self.activity());
                     self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
                 }
                 Event::LinkChange { change } => self.on_link_change(change),
@@ -476,6 +476,11 @@ impl World {
 
     pub fn all_done(&self) -> bool {
         self.flows_done == self.flows.len()
+    }
+
+    /// What the recorder needs to tell an idle bin.
+    fn activity(&self) -> crate::metrics::recorder::Activity {
+        crate::metrics::recorder::Activity { sent: self.counters.sent, alive: self.in_flight() }
     }
 
     /// Packets still alive (in a queue or on a wire) after `run`.
