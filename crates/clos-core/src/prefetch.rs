@@ -32,3 +32,17 @@ pub fn lines<T>(r: &T) {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(last) }
     }
 }
+
+/// Start loading the line holding byte `offset` of `r` (which may lie past it) for writing.
+#[inline]
+pub fn line_for_write_at<T>(r: &T, offset: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        let at = (r as *const T as *const i8).wrapping_add(offset);
+        // SAFETY: prefetching is a hint that never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(at) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (r, offset);
+}
