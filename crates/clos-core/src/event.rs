@@ -45,16 +45,53 @@ pub enum Event {
     Directory(crate::directory::DirectoryEvent),
 }
 
-#[derive(Clone, Copy)]
+/// An event as the calendar stores it, in eight bytes (`EventQueue::pack`). A packet's arrival,
+/// nearly every event, is packed whole: the node in the high half, the packet in the low half.
+/// Any other event waits in `EventQueue::others`, and this is [`OTHER`] in the high half and its
+/// index there in the low half (no fabric has 2^32 - 1 nodes: `Topology` numbers them in u32s,
+/// and `pack` sends such a node to `others` all the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed(u64);
+
+/// `Packed`'s high half for an event kept in `others`.
+const OTHER: u32 = u32::MAX;
+
+impl Packed {
+    #[inline]
+    fn arrival(node: u32, pkt: u32) -> Packed {
+        Packed((node as u64) << 32 | pkt as u64)
+    }
+
+    /// Node and packet, if an arrival.
+    #[inline]
+    fn as_arrival(self) -> Option<(u32, u32)> {
+        let node = (self.0 >> 32) as u32;
+        (node != OTHER).then_some((node, self.0 as u32))
+    }
+}
+
+/// An event in the wheel or the bucket being run: 16 bytes. Its time is the bucket's start plus
+/// the time's low bits, which the key keeps (`tie_key`), so only the key is stored. At 32 bytes,
+/// with the time and the event unpacked, writing events into the wheel and reading them back
+/// was a quarter of B2's time, most of it waiting for memory (docs/performance.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
-    time: Time,
     /// `tie_key(time, seq)`.
     key: u64,
-    event: Event,
+    event: Packed,
 }
 
 /// What fills storage not yet written (never popped).
-const PLACEHOLDER: Entry = Entry { time: 0, key: 0, event: Event::Tick };
+const PLACEHOLDER: Entry = Entry { key: 0, event: Packed(0) };
+
+/// An event outside the wheel (the far future, or late into the bucket being run), with its
+/// whole time.
+#[derive(Clone, Copy, Debug)]
+struct Timed {
+    time: Time,
+    key: u64,
+    event: Packed,
+}
 
 /// The shape of the wheel: how wide a bucket is, and so how the bucket being run is sorted.
 ///
@@ -161,22 +198,51 @@ fn descending_offsets(counts: &mut [u32]) {
     }
 }
 
-impl PartialEq for Entry {
+impl PartialEq for Timed {
     fn eq(&self, o: &Self) -> bool {
         (self.time, self.key) == (o.time, o.key)
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl Eq for Timed {}
+impl PartialOrd for Timed {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first; the sorted
-    // current bucket likewise keeps its earliest entry last, where `Vec::pop` takes it.
+impl Ord for Timed {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time, o.key).cmp(&(self.time, self.key))
+    }
+}
+
+/// Events other than arrivals, while they are in the calendar: a slab whose slots are reused,
+/// so that once it has grown to the most such events ever pending nothing is allocated.
+#[derive(Default)]
+struct Others {
+    slots: Vec<Event>,
+    free: Vec<u32>,
+}
+
+impl Others {
+    #[cold]
+    fn put(&mut self, event: Event) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = event;
+                i
+            }
+            None => {
+                self.slots.push(event);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    #[cold]
+    fn take(&mut self, i: u32) -> Event {
+        self.free.push(i);
+        self.slots[i as usize]
     }
 }
 
@@ -203,22 +269,26 @@ pub enum Next {
 /// Buckets are chains of chunks from one arena (`buckets.rs`), recycled through a free list, so
 /// once the wheel has warmed up nothing is allocated.
 pub struct EventQueue {
-    /// The bucket being run, sorted by `Entry`'s (reversed) order: the next event is last.
+    /// The bucket being run, sorted by key, latest first: the next event is last.
     current: Vec<Entry>,
     /// Events scheduled into the bucket being run after it was sorted (a hop shorter than a
     /// bucket is wide, a timer of zero). A heap, because inserting into the sorted bucket would
     /// move up to thousands of entries; `pop` takes the earlier of its top and the bucket's
     /// next.
-    late: BinaryHeap<Entry>,
+    late: BinaryHeap<Timed>,
     /// Index (`geometry.bucket(time)`) of the bucket in `current`.
     cur: u64,
+    /// Its first picosecond: an entry's time is this plus the time's bits in its key.
+    cur_start: Time,
     /// Bucket `b` (cur < b < cur + wheel length) lives in slot `b % wheel length`.
     wheel: Buckets,
     geometry: Geometry,
     /// Events in `wheel`.
     in_wheel: usize,
     /// Events at or beyond bucket cur + wheel length.
-    overflow: BinaryHeap<Entry>,
+    overflow: BinaryHeap<Timed>,
+    /// Events other than arrivals, which the entries above name by their index here.
+    others: Others,
     /// The counting sort's output, which then becomes the bucket being run; the vector it was
     /// sorted from takes its place here.
     scratch: Vec<Entry>,
@@ -245,10 +315,12 @@ impl EventQueue {
             current: Vec::with_capacity(n.min(1024)),
             late: BinaryHeap::new(),
             cur: 0,
+            cur_start: 0,
             wheel: Buckets::new(geometry.wheel as usize),
             geometry,
             in_wheel: 0,
             overflow: BinaryHeap::new(),
+            others: Others::default(),
             scratch: Vec::new(),
             seq: 0,
         }
@@ -257,24 +329,71 @@ impl EventQueue {
     /// Schedule `event` at `time`, which must not be earlier than the last event popped.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
+        let event = self.pack(event);
+        self.schedule_packed(time, event);
+    }
+
+    /// `schedule(time, Event::Arrive { node, pkt })`, packed without looking at the event's kind.
+    #[inline]
+    pub fn schedule_arrival(&mut self, time: Time, node: u32, pkt: u32) {
+        let event = if node != OTHER { Packed::arrival(node, pkt) } else { self.pack(Event::Arrive { node, pkt }) };
+        self.schedule_packed(time, event);
+    }
+
+    #[inline]
+    fn schedule_packed(&mut self, time: Time, event: Packed) {
         self.seq += 1;
         let g = &self.geometry;
         assert!(self.seq < g.seq_limit, "more events scheduled in one run than the calendar's keys hold");
         let b = g.bucket(time);
         if b > self.cur && b < self.cur + g.wheel {
-            let e = Entry { time, key: g.tie_key(time, self.seq), event };
+            let e = Entry { key: g.tie_key(time, self.seq), event };
             self.to_wheel(b, e);
         } else {
             self.off_wheel(time, event);
         }
     }
 
+    /// `event` in eight bytes (`Packed`): an arrival as itself, anything else as its place in
+    /// `others`.
+    #[inline]
+    fn pack(&mut self, event: Event) -> Packed {
+        match event {
+            Event::Arrive { node, pkt } if node != OTHER => Packed::arrival(node, pkt),
+            other => Packed((OTHER as u64) << 32 | self.others.put(other) as u64),
+        }
+    }
+
+    /// The event `p` stands for, taken out of the calendar.
+    #[inline]
+    fn unpack(&mut self, p: Packed) -> Event {
+        match p.as_arrival() {
+            Some((node, pkt)) => Event::Arrive { node, pkt },
+            None => self.others.take(p.0 as u32),
+        }
+    }
+
+    /// The event `p` stands for, left in the calendar.
+    #[cfg(test)]
+    fn peek_event(&self, p: Packed) -> Event {
+        match p.as_arrival() {
+            Some((node, pkt)) => Event::Arrive { node, pkt },
+            None => self.others.slots[p.0 as u32 as usize],
+        }
+    }
+
+    /// The time of an entry of the bucket being run.
+    #[inline]
+    fn time_of(&self, e: &Entry) -> Time {
+        self.cur_start | e.key >> self.geometry.key_shift
+    }
+
     /// `schedule` for an event outside the wheel's span. Out of line, so that the path almost
     /// every event takes needs few registers and saves none (B2: 14 instructions per event).
     #[cold]
     #[inline(never)]
-    fn off_wheel(&mut self, time: Time, event: Event) {
-        let e = Entry { time, key: self.geometry.tie_key(time, self.seq), event };
+    fn off_wheel(&mut self, time: Time, event: Packed) {
+        let e = Timed { time, key: self.geometry.tie_key(time, self.seq), event };
         let b = self.geometry.bucket(time);
         // A bucket before `cur` can only be asked for after a peek turned the wheel past an
         // idle stretch; such an event is still the earliest, so the bucket being run is its place.
@@ -294,13 +413,14 @@ impl EventQueue {
         }
         if self.late.is_empty() {
             if let Some(e) = self.current.last() {
-                return if e.time > limit {
+                let time = self.time_of(e);
+                return if time > limit {
                     Next::Later
                 } else if !may_pop {
                     Next::Held
                 } else {
                     let e = self.current.pop().expect("looked at");
-                    Next::Due(e.time, e.event)
+                    Next::Due(time, self.unpack(e.event))
                 };
             }
         }
@@ -322,8 +442,13 @@ impl EventQueue {
         if !self.ready() {
             return None;
         }
-        let e = if self.late.is_empty() { self.current.pop() } else { self.pop_late_or_current() };
-        e.map(|e| (e.time, e.event))
+        let (time, event) = if self.late.is_empty() {
+            let e = self.current.pop()?;
+            (self.time_of(&e), e.event)
+        } else {
+            self.pop_late_or_current()?
+        };
+        Some((time, self.unpack(event)))
     }
 
     /// Whether the bucket being run (with its late arrivals) has an event, turning the wheel
@@ -333,23 +458,25 @@ impl EventQueue {
         !(self.current.is_empty() && self.late.is_empty()) || self.advance()
     }
 
-    /// The earlier of the late heap's top and the sorted bucket's next (`Entry`'s order is
-    /// reversed: the greater is the earlier).
+    /// The earlier of the late heap's top and the sorted bucket's next, with its time.
     #[cold]
-    fn pop_late_or_current(&mut self) -> Option<Entry> {
-        match (self.current.last(), self.late.peek()) {
-            (Some(c), Some(l)) if c > l => self.current.pop(),
-            (_, Some(_)) => self.late.pop(),
-            _ => self.current.pop(),
+    fn pop_late_or_current(&mut self) -> Option<(Time, Packed)> {
+        let current = self.current.last().map(|c| (self.time_of(c), c.key));
+        match (current, self.late.peek()) {
+            (Some(c), Some(l)) if c < (l.time, l.key) => self.current.pop().map(|e| (c.0, e.event)),
+            (_, Some(_)) => self.late.pop().map(|l| (l.time, l.event)),
+            _ => self.current.pop().map(|e| (self.time_of(&e), e.event)),
         }
     }
 
-    /// The event `i` places after the next one `pop` returns (0: the next), if it is already in
-    /// the bucket being run; it does not turn the wheel. For looking ahead (`prefetch.rs`): an
-    /// event scheduled later may still run before it.
+    /// The node and packet of the event `i` places after the next one `pop` returns (0: the
+    /// next), if it is already in the bucket being run and an arrival packed whole (`Packed`);
+    /// it does not turn the wheel. For looking ahead (`prefetch.rs`): an event scheduled later
+    /// may still run before it.
     #[inline]
-    pub fn ahead(&self, i: usize) -> Option<&Event> {
-        self.current.len().checked_sub(i + 1).map(|k| &self.current[k].event)
+    pub fn arrival_ahead(&self, i: usize) -> Option<(u32, u32)> {
+        let k = self.current.len().checked_sub(i + 1)?;
+        self.current[k].event.as_arrival()
     }
 
     /// Time of the next event (turning the wheel to it if needed).
@@ -358,9 +485,10 @@ impl EventQueue {
         if !self.ready() {
             return None;
         }
-        match (self.current.last(), self.late.peek()) {
-            (Some(c), Some(l)) => Some(c.time.min(l.time)),
-            (c, l) => c.or(l).map(|e| e.time),
+        let current = self.current.last().map(|c| self.time_of(c));
+        match (current, self.late.peek()) {
+            (Some(c), Some(l)) => Some(c.min(l.time)),
+            (c, l) => c.or(l.map(|l| l.time)),
         }
     }
 
@@ -382,6 +510,7 @@ impl EventQueue {
                 }
             }
             self.cur += 1;
+            self.cur_start = self.cur << self.geometry.bits;
             // Far events that are now within the wheel's span join it.
             while let Some(e) = self.overflow.peek() {
                 let b = self.geometry.bucket(e.time);
@@ -389,6 +518,7 @@ impl EventQueue {
                     break;
                 }
                 let e = self.overflow.pop().expect("peeked");
+                let e = Entry { key: e.key, event: e.event };
                 if b == self.cur {
                     self.current.push(e);
                 } else {
@@ -426,7 +556,7 @@ impl EventQueue {
     /// sub-intervals hold none or one, and those sharing one are mostly in order already (read
     /// backwards, the bucket is in reverse scheduling order); the insertion sort then costs one
     /// comparison per event. This replaced two counting passes on the time's low bits, for one
-    /// pass over the bucket's 32-byte entries fewer (docs/performance.md).
+    /// pass over the bucket's entries fewer (docs/performance.md).
     ///
     /// False, leaving the bucket unsorted, if the insertion sort would have to move more than
     /// a few entries per event (events bunched in few sub-intervals, out of order).
@@ -522,11 +652,11 @@ mod tests {
             (1..=500u64)
                 .map(|seq| {
                     let time = (7 << bits) + below(&mut rng, distinct) * (width / distinct);
-                    Entry { time, key: g.tie_key(time, seq), event: Event::FlowStart { flow: seq as u32 } }
+                    Entry { key: g.tie_key(time, seq), event: Packed(seq) }
                 })
                 .collect()
         };
-        let keys = |v: &[Entry]| v.iter().map(|e| (e.time, e.key, e.event)).collect::<Vec<_>>();
+        let keys = |v: &[Entry]| v.to_vec();
         let sorted = |v: &[Entry]| {
             let mut v = v.to_vec();
             v.sort_unstable_by(|a, b| b.key.cmp(&a.key));
@@ -535,7 +665,8 @@ mod tests {
         let mut q = EventQueue::with_bucket_bits(bits, 0);
         let (tied, spread) = (bucket(40), bucket(width));
         // Scheduling order, and one tie swapped: the insertion step puts it back.
-        let (a, b) = (0..tied.len()).flat_map(|a| (a + 1..tied.len()).map(move |b| (a, b))).find(|&(a, b)| tied[a].time == tied[b].time).unwrap();
+        let time = |e: &Entry| e.key >> g.key_shift;
+        let (a, b) = (0..tied.len()).flat_map(|a| (a + 1..tied.len()).map(move |b| (a, b))).find(|&(a, b)| time(&tied[a]) == time(&tied[b])).unwrap();
         let mut swapped = tied.clone();
         swapped.swap(a, b);
         // Spread times in reverse scheduling order: each sub-interval's few events all out of order.
@@ -580,6 +711,7 @@ mod tests {
         let mut rng = crate::rng::Streams::new(7).stream();
         let mut q = EventQueue::with_bucket_bits(bits, 0);
         let g = q.geometry;
+        // Max-heap of reversed (time, seq): the earliest on top.
         let mut reference = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
         for step in 0..200_000u32 {
@@ -594,11 +726,16 @@ mod tests {
                     _ => below(&mut rng, 1 << 36),
                 };
                 seq += 1;
-                q.schedule(now + dt, Event::FlowStart { flow: step });
-                reference.push(Entry { time: now + dt, key: g.tie_key(now + dt, seq), event: Event::FlowStart { flow: step } });
+                // Arrivals packed whole, other events through the slab (`Packed`).
+                let event = match below(&mut rng, 3) {
+                    0 => Event::Rto { flow: step, gen: seq as u32 },
+                    _ => Event::Arrive { node: step % 5000, pkt: step },
+                };
+                q.schedule(now + dt, event);
+                reference.push(std::cmp::Reverse((now + dt, g.tie_key(now + dt, seq), EventOrd(event))));
             } else if r < 80 {
                 let got = q.pop();
-                let want = reference.pop().map(|e| (e.time, e.event));
+                let want = reference.pop().map(|std::cmp::Reverse((t, _, e))| (t, e.0));
                 assert_eq!(got, want, "step {step}");
                 if let Some((t, _)) = got {
                     now = t;
@@ -609,7 +746,7 @@ mod tests {
                 let limit = now + below(&mut rng, 1 << 22);
                 let may_pop = below(&mut rng, 8) != 0;
                 let got = q.pop_due(limit, may_pop);
-                match reference.peek().map(|e| (e.time, e.event)) {
+                match reference.peek().map(|std::cmp::Reverse((t, _, e))| (*t, e.0)) {
                     None => assert!(matches!(got, Next::Empty), "step {step}"),
                     Some((t, _)) if t > limit => assert!(matches!(got, Next::Later), "step {step}"),
                     Some(_) if !may_pop => assert!(matches!(got, Next::Held), "step {step}"),
@@ -622,9 +759,46 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
         }
-        while let Some(want) = reference.pop() {
-            assert_eq!(q.pop(), Some((want.time, want.event)));
+        while let Some(std::cmp::Reverse((t, _, e))) = reference.pop() {
+            assert_eq!(q.pop(), Some((t, e.0)));
         }
         assert_eq!(q.pop(), None);
+        assert_eq!(q.others.slots.len() - q.others.free.len(), 0, "every slab slot given back");
+    }
+
+    /// An event in the reference heap, which orders by (time, key) first; keys are unique, so
+    /// the event itself never decides.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct EventOrd(Event);
+    impl PartialOrd for EventOrd {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for EventOrd {
+        fn cmp(&self, _: &Self) -> Ordering {
+            Ordering::Equal
+        }
+    }
+
+    /// `pack` and `unpack` are inverse for every kind of event, arrivals at the largest node
+    /// that packs whole and the one beyond it included.
+    #[test]
+    fn packed_events_unpack_to_themselves() {
+        let mut q = EventQueue::default();
+        let events = [
+            Event::Arrive { node: 0, pkt: 0 },
+            Event::Arrive { node: u32::MAX - 1, pkt: u32::MAX },
+            Event::Arrive { node: u32::MAX, pkt: 7 },
+            Event::FlowStart { flow: 3 },
+            Event::Rto { flow: u32::MAX, gen: u32::MAX },
+            Event::CloseBin,
+        ];
+        let packed: Vec<Packed> = events.iter().map(|&e| q.pack(e)).collect();
+        assert_eq!(packed.iter().filter(|p| p.as_arrival().is_some()).count(), 2, "every arrival but at node u32::MAX packs whole");
+        for (&e, &p) in events.iter().zip(&packed) {
+            assert_eq!(q.peek_event(p), e);
+            assert_eq!(q.unpack(p), e);
+        }
     }
 }

@@ -527,7 +527,8 @@ mod tests {
 
     #[test]
     fn directory_events_do_not_grow_the_calendars_entries() {
-        // Every other event is at most two u32s; the calendar holds millions of them.
+        // Every other event is at most two u32s. The calendar packs arrivals into eight bytes
+        // and keeps the rest whole in a slab (`event.rs`), where timers can number thousands.
         assert_eq!(std::mem::size_of::<Event>(), 12);
     }
 }

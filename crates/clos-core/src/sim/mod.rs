@@ -319,11 +319,15 @@ impl World {
             // The hop this event's packet was predicted to take, one event ago.
             let hint = std::mem::replace(&mut next_hop, NextHop::NONE);
             if self.look_ahead {
-                next_hop = self.prefetch_ahead(&ev);
+                let current = match ev {
+                    Event::Arrive { node, pkt } => Some((node, pkt)),
+                    _ => None,
+                };
+                next_hop = self.prefetch_ahead(current);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
-                    if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(i) {
+                    if let Some((_, pkt)) = self.queue.arrival_ahead(i) {
                         self.pool.prefetch(pkt);
                     }
                 }
@@ -386,39 +390,40 @@ impl World {
     /// ahead. Changes no result. Returns the next event's hop where its prediction is exact
     /// (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
-    fn prefetch_ahead(&self, current: &Event) -> NextHop {
-        if let Some(&Event::Arrive { pkt, .. }) = self.queue.ahead(3) {
+    fn prefetch_ahead(&self, current: Option<(u32, u32)>) -> NextHop {
+        if let Some((_, pkt)) = self.queue.arrival_ahead(3) {
             self.pool.prefetch(pkt);
         }
         // A handle looked at ahead may be stale by the time its event runs, and any packet
         // anywhere: only hints come of it, and indexes are checked.
-        let at_switch = |e: Option<&Event>| match e {
-            Some(&Event::Arrive { node, pkt }) if !self.topo.is_host(node) => {
+        let at_switch = |e: Option<(u32, u32)>| match e {
+            Some((node, pkt)) if !self.topo.is_host(node) => {
                 let p = self.pool.peek(pkt)?;
                 Some((node, pkt, p, *self.topo.host_tor.get(p.dst as usize)?))
             }
             _ => None,
         };
         // A switch hop short of the destination's ToR: one that routing and the scheme decide.
-        let in_transit = |e: Option<&Event>| at_switch(e).filter(|&(node, _, _, tor)| tor != node);
+        let in_transit = |e: Option<(u32, u32)>| at_switch(e).filter(|&(node, _, _, tor)| tor != node);
         // A host event, where flows are many enough to look ahead for: its packet.
-        let at_host = |e: Option<&Event>| match e {
-            Some(&Event::Arrive { node, pkt }) if self.look_ahead_flows && self.topo.is_host(node) => self.pool.peek(pkt),
+        let at_host = |e: Option<(u32, u32)>| match e {
+            Some((node, pkt)) if self.look_ahead_flows && self.topo.is_host(node) => self.pool.peek(pkt),
             _ => None,
         };
-        if let Some((node, _, _, tor)) = in_transit(self.queue.ahead(1)) {
+        let (one, two) = (self.queue.arrival_ahead(0), self.queue.arrival_ahead(1));
+        if let Some((node, _, _, tor)) = in_transit(two) {
             self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
-        } else if let Some(p) = at_host(self.queue.ahead(1)) {
+        } else if let Some(p) = at_host(two) {
             self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
         let mut hop = NextHop::NONE;
-        if let Some((node, pkt, p, tor)) = at_switch(self.queue.ahead(0)) {
+        if let Some((node, pkt, p, tor)) = at_switch(one) {
             let port = if tor == node {
                 Some(self.topo.host_down_port[p.dst as usize])
             } else {
                 // The current event makes a load-balancing choice first if it is a hop short
                 // of its destination's ToR (random spraying draws for it).
-                let draws_first = || u32::from(in_transit(Some(current)).is_some());
+                let draws_first = || u32::from(in_transit(current).is_some());
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
                 let port = self.fwd.predicted_port(&f, node, p, draws_first);
                 if let (Some(port), true) = (port, self.exact_hops) {
@@ -429,7 +434,7 @@ impl World {
             if let Some(port) = port {
                 self.ports.prefetch(port);
             }
-        } else if let Some(p) = at_host(self.queue.ahead(0)) {
+        } else if let Some(p) = at_host(one) {
             self.prefetch_flow_ranges(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
         hop
@@ -593,7 +598,7 @@ impl World {
                 if mark {
                     self.pool.get_mut(h).flags |= FLAG_CE;
                 }
-                self.queue.schedule(arrival, Event::Arrive { node: self.ports.peer[port as usize], pkt: h });
+                self.queue.schedule_arrival(arrival, self.ports.peer[port as usize], h);
             }
         }
     }
