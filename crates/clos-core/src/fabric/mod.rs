@@ -35,6 +35,9 @@ struct Queue {
     entering_until: Time,
     /// Propagation delay of the link.
     delay: Time,
+    /// Node at the far end (as `Ports::peer`, here too so that a hop reads it from the line it
+    /// has loaded already).
+    peer: u32,
     /// Tier of the port (index into `TIERS`).
     tier: u8,
 }
@@ -76,9 +79,9 @@ pub struct Ports {
 pub enum Enqueued {
     /// The buffer was full (drop-tail).
     Dropped,
-    /// Accepted; it reaches the far end at `arrival`, waited `queueing` before serialisation,
-    /// and should be CE-marked if `mark`.
-    Accepted { arrival: Time, queueing: Time, mark: bool },
+    /// Accepted; it reaches the far end, node `to`, at `arrival`, waited `queueing` before
+    /// serialisation, and should be CE-marked if `mark`.
+    Accepted { arrival: Time, to: u32, queueing: Time, mark: bool },
 }
 
 impl Ports {
@@ -98,6 +101,7 @@ impl Ports {
                     entering: 0,
                     entering_until: 0,
                     delay: t.ports[i].delay,
+                    peer: t.ports[i].to,
                     tier: t.tier_of(i as u32) as u8,
                 })
                 .collect(),
@@ -253,14 +257,14 @@ impl Ports {
             q.entering_until = q.entering_until.max(now + tx);
         }
         q.busy_until = done;
-        let (tier, delay) = (q.tier as usize, q.delay);
+        let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
         let queueing = start - now;
         let a = &mut self.accepted[p];
         a.bytes += wire;
         a.packets += 1;
         a.queueing_ps += queueing;
         self.queueing.record(tier, queueing);
-        Enqueued::Accepted { arrival: done + delay, queueing, mark }
+        Enqueued::Accepted { arrival: done + delay, to, queueing, mark }
     }
 }
 
@@ -282,8 +286,9 @@ mod tests {
         let a = p.enqueue(port, 1500, false, 0);
         let b = p.enqueue(port, 1500, false, 0);
         // 1500 B at 10 Gb/s = 1.2 us; plus 1 us propagation.
-        assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, queueing: 0, mark: false });
-        assert_eq!(b, Enqueued::Accepted { arrival: 3_400_000, queueing: 1_200_000, mark: false });
+        let to = p.peer[port as usize];
+        assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, to, queueing: 0, mark: false });
+        assert_eq!(b, Enqueued::Accepted { arrival: 3_400_000, to, queueing: 1_200_000, mark: false });
         assert_eq!(p.backlog(port, 600_000), 2250);
     }
 

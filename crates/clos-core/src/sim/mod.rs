@@ -594,11 +594,11 @@ impl World {
                 self.pool.free(h);
                 self.counters.dropped += 1;
             }
-            Enqueued::Accepted { arrival, mark, .. } => {
+            Enqueued::Accepted { arrival, to, mark, .. } => {
                 if mark {
                     self.pool.get_mut(h).flags |= FLAG_CE;
                 }
-                self.queue.schedule_arrival(arrival, self.ports.peer[port as usize], h);
+                self.queue.schedule_arrival(arrival, to, h);
             }
         }
     }
