@@ -59,7 +59,7 @@ fn next_port(mut input: Input) -> (u64, Input) {
         while node != dst_tor {
             let port = fwd.next_port(&view, node, pkt);
             pkt.via = port;
-            node = fabric.ports.peer[port as usize];
+            node = fabric.ports.peer(port);
             acc = acc.wrapping_add(port as u64);
         }
     }

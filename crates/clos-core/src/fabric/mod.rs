@@ -35,8 +35,8 @@ struct Queue {
     entering_until: Time,
     /// Propagation delay of the link.
     delay: Time,
-    /// Node at the far end (as `Ports::peer`, here too so that a hop reads it from the line it
-    /// has loaded already).
+    /// Node at the far end, in this line so that a hop reads it from the line it has loaded
+    /// already (`Enqueued::Accepted::to`).
     peer: u32,
     /// Tier of the port (index into `TIERS`).
     tier: u8,
@@ -56,8 +56,6 @@ pub struct Accepted {
 pub struct Ports {
     pub rate_bps: Vec<u64>,
     queues: Vec<Queue>,
-    /// Node at the far end.
-    pub peer: Vec<u32>,
     /// Counted when a packet is accepted, which may be long before it is sent.
     pub accepted: Vec<Accepted>,
     pub drops: Vec<u64>,
@@ -105,7 +103,6 @@ impl Ports {
                     tier: t.tier_of(i as u32) as u8,
                 })
                 .collect(),
-            peer: t.ports.iter().map(|p| p.to).collect(),
             accepted: vec![Accepted::default(); n],
             drops: vec![0; n],
             ecn_marks: vec![0; n],
@@ -114,6 +111,12 @@ impl Ports {
             link_losses: vec![0; n],
             models_entering: false,
         }
+    }
+
+    /// Node at the far end of `port`.
+    #[inline]
+    pub fn peer(&self, port: u32) -> u32 {
+        self.queues[port as usize].peer
     }
 
     /// Index into `TIERS` of a port's tier.
@@ -286,7 +289,7 @@ mod tests {
         let a = p.enqueue(port, 1500, false, 0);
         let b = p.enqueue(port, 1500, false, 0);
         // 1500 B at 10 Gb/s = 1.2 us; plus 1 us propagation.
-        let to = p.peer[port as usize];
+        let to = p.peer(port);
         assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, to, queueing: 0, mark: false });
         assert_eq!(b, Enqueued::Accepted { arrival: 3_400_000, to, queueing: 1_200_000, mark: false });
         assert_eq!(p.backlog(port, 600_000), 2250);

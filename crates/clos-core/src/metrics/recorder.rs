@@ -33,6 +33,15 @@ pub struct LinkBins {
     pub utilisation: Vec<f64>,
 }
 
+impl LinkBins {
+    fn push(&mut self, bin_start: Time, link: u32, bytes: u64, utilisation: f64) {
+        self.bin_start_ps.push(bin_start);
+        self.link.push(link);
+        self.bytes.push(bytes);
+        self.utilisation.push(utilisation);
+    }
+}
+
 /// How many packets the fabric has seen, for telling idle bins (`Recorder::close_bin`).
 #[derive(Clone, Copy, Debug)]
 pub struct Activity {
@@ -175,10 +184,7 @@ impl Recorder {
             let step = ((util * 100.0).round() as usize).min(UTIL_STEPS - 1);
             self.util_steps[ports.tier(p as u32) * UTIL_STEPS + step] += 1;
             if self.keep_link_bins {
-                self.link_bins.bin_start_ps.push(self.bin_start);
-                self.link_bins.link.push(p as u32);
-                self.link_bins.bytes.push(bytes);
-                self.link_bins.utilisation.push(util);
+                self.link_bins.push(self.bin_start, p as u32, bytes, util);
             }
         }
         for (tier, ups) in &self.uplinks {
@@ -202,10 +208,7 @@ impl Recorder {
         }
         if self.keep_link_bins {
             for p in 0..self.sent_now.len() {
-                self.link_bins.bin_start_ps.push(self.bin_start);
-                self.link_bins.link.push(p as u32);
-                self.link_bins.bytes.push(0);
-                self.link_bins.utilisation.push(0.0);
+                self.link_bins.push(self.bin_start, p as u32, 0, 0.0);
             }
         }
         // Jain's index is taken only over bins with traffic: nothing to add.

@@ -576,7 +576,7 @@ impl World {
         if let Some(f) = self.faults.as_mut() {
             if self.ports.is_down(port) {
                 let from = self.topo.ports[port as usize].from;
-                let to = self.ports.peer[port as usize];
+                let to = self.ports.peer(port);
                 if !self.topo.is_host(from) && !self.topo.is_host(to) && f.converged() {
                     f.into_failed_converged += 1;
                 }
