@@ -308,22 +308,20 @@ impl World {
         // which only costs the first event after it a second choice.
         let mut next_hop = NextHop::NONE;
         loop {
-            let (t, ev) = match self.queue.pop_due(limit, self.events < self.pause_at) {
-                Next::Due(t, ev) => (t, ev),
+            let (t, packed) = match self.queue.pop_due(limit, self.events < self.pause_at) {
+                Next::Due(t, packed) => (t, packed),
                 Next::Later => {
                     self.now = limit;
                     break;
                 }
                 Next::Held | Next::Empty => break,
             };
+            // An arrival, nearly every event, stays in registers (`event::Packed`).
+            let arrival = packed.as_arrival();
             // The hop this event's packet was predicted to take, one event ago.
             let hint = std::mem::replace(&mut next_hop, NextHop::NONE);
             if self.look_ahead {
-                let current = match ev {
-                    Event::Arrive { node, pkt } => Some((node, pkt)),
-                    _ => None,
-                };
-                next_hop = self.prefetch_ahead(current);
+                next_hop = self.prefetch_ahead(arrival);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -334,51 +332,70 @@ impl World {
             }
             self.now = t;
             self.events += 1;
-            match ev {
-                Event::Arrive { node, pkt } => {
-                    if self.faults.is_some() && self.lost_in_transit(pkt) {
-                        continue;
-                    }
-                    if self.topo.is_host(node) {
-                        self.host_receive(pkt);
-                    } else {
-                        self.forward(node, pkt, hint);
-                    }
+            match arrival {
+                Some((node, pkt)) => self.arrive(node, pkt, hint),
+                None => {
+                    let event = self.queue.unpack(packed);
+                    self.on_event(event);
                 }
-                Event::FlowStart { flow } => self.pump(flow),
-                Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
-                Event::DelayedAck { flow, gen } => {
-                    if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
-                        self.send_ack(flow, ack);
-                    }
-                }
-                Event::ShimFlush { flow, gen } => self.on_shim_timeout(flow, gen),
-                Event::Tick => {
-                    let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                    self.fwd.tick(&f);
-                    if let Some(t) = self.fwd.tick_interval() {
-                        self.queue.schedule(self.now + t, Event::Tick);
-                    }
-                }
-                Event::QueueSample => {
-                    self.recorder.sample_queues(&self.ports, self.now);
-                    let t = self.recorder.queue_interval.expect("sampling only when asked");
-                    self.queue.schedule(self.now + t, Event::QueueSample);
-                }
-                Event::CloseBin => {
-                    self.recorder.close_bin(&self.ports, self.now, self.activity());
-                    self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
-                }
-                Event::LinkChange { change } => self.on_link_change(change),
-                Event::Advertise { change } => self.on_advertise(change),
-                Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
-                Event::Directory(e) => self.on_directory_event(e),
             }
             if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
                 break;
             }
         }
         self.now
+    }
+
+    /// Packet `pkt` arrives at `node`: a host takes it, a switch forwards it (by `hint` where
+    /// the look-ahead chose its hop already).
+    #[inline(always)]
+    fn arrive(&mut self, node: u32, pkt: u32, hint: NextHop) {
+        if self.faults.is_some() && self.lost_in_transit(pkt) {
+            return;
+        }
+        if self.topo.is_host(node) {
+            self.host_receive(pkt);
+        } else {
+            self.forward(node, pkt, hint);
+        }
+    }
+
+    /// Every event but an arrival packed whole: timers, the scheme's control loop, samplers,
+    /// failures and the directory. Out of the loop, which keeps arrivals in registers.
+    #[inline(never)]
+    fn on_event(&mut self, event: Event) {
+        match event {
+            // Only a node numbered u32::MAX, which no fabric has (`event::Packed`).
+            Event::Arrive { node, pkt } => self.arrive(node, pkt, NextHop::NONE),
+            Event::FlowStart { flow } => self.pump(flow),
+            Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
+            Event::DelayedAck { flow, gen } => {
+                if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
+                    self.send_ack(flow, ack);
+                }
+            }
+            Event::ShimFlush { flow, gen } => self.on_shim_timeout(flow, gen),
+            Event::Tick => {
+                let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+                self.fwd.tick(&f);
+                if let Some(t) = self.fwd.tick_interval() {
+                    self.queue.schedule(self.now + t, Event::Tick);
+                }
+            }
+            Event::QueueSample => {
+                self.recorder.sample_queues(&self.ports, self.now);
+                let t = self.recorder.queue_interval.expect("sampling only when asked");
+                self.queue.schedule(self.now + t, Event::QueueSample);
+            }
+            Event::CloseBin => {
+                self.recorder.close_bin(&self.ports, self.now, self.activity());
+                self.queue.schedule(self.now + self.recorder.bin, Event::CloseBin);
+            }
+            Event::LinkChange { change } => self.on_link_change(change),
+            Event::Advertise { change } => self.on_advertise(change),
+            Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
+            Event::Directory(e) => self.on_directory_event(e),
+        }
     }
 
     /// Walk the next switch hops' chains of loads ahead of time, one step per event, each step
