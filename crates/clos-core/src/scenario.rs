@@ -468,6 +468,9 @@ impl Scenario {
         if self.switch.buffer.0 < min_frame {
             return Err(bad("switch.buffer", format!("{} B cannot hold one full-size packet ({min_frame} B)", self.switch.buffer.0)));
         }
+        if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
+            return Err(bad("switch.buffer", format!("{} B is more than a port can model ({} B, 4 GiB); real switches have tens of MB", self.switch.buffer.0, crate::fabric::MAX_BUFFER)));
+        }
         if self.output.bin.0 == 0 {
             return Err(bad("output.bin", "must be positive"));
         }
@@ -739,5 +742,9 @@ mod tests {
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "transport": {"kind": "dctcp"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("switch.ecn_threshold"));
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "host_rate": "1 Gbit"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.host_rate: unknown rate unit"));
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "routing": {"scheme": "magic"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("routing.scheme: unknown variant `magic`"));
+        // A port holds its buffer in four bytes (`fabric::MAX_BUFFER`): a larger one is refused,
+        // not cut short.
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "5GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("switch.buffer: 5000000000 B is more than a port can model"));
+        assert!(Scenario::from_json(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "4GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).is_ok());
     }
 }

@@ -91,7 +91,7 @@ fn dctcp_holds_the_bottleneck_queue_near_k_at_full_utilisation() {
     let uplink = w.topo.ports_of(leaf0).find(|&p| w.topo.role(w.topo.ports[p as usize].to) == Role::Core).unwrap();
     let warmup = 10_000_000_000u64; // 10 ms
     w.run_until(warmup);
-    let bytes_before = w.ports.accepted[uplink as usize].bytes;
+    let bytes_before = w.ports.accepted(uplink).bytes;
     let mut samples = Vec::new();
     let mut t = warmup;
     while t < 30_000_000_000 {
@@ -109,7 +109,7 @@ fn dctcp_holds_the_bottleneck_queue_near_k_at_full_utilisation() {
     assert!(max < 1_000_000.0, "max queue {max}");
     assert_eq!(w.ports.drops.iter().sum::<u64>(), 0);
     // Utilisation of the bottleneck over the sampled 20 ms: >= 99% of the line rate in wire bytes.
-    let util = (w.ports.accepted[uplink as usize].bytes - bytes_before) as f64 * 8.0 / (10e9 * 0.020);
+    let util = (w.ports.accepted(uplink).bytes - bytes_before) as f64 * 8.0 / (10e9 * 0.020);
     assert!(util > 0.99, "utilisation {util}");
 }
 

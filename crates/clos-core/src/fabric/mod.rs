@@ -20,26 +20,44 @@ use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
 /// What `enqueue` and `backlog` read and write at one port, kept together in one cache line.
 /// As separate arrays they were eight cache lines per packet-hop, and on B2 (6,144 ports) the
 /// arrays outgrow the L2 cache; the backlog read and the enqueue were then 14% of B2's samples
-/// (docs/performance.md, "B2: what was tried").
+/// (docs/performance.md, "B2: what was tried"). What the port accepted is in the line too: as
+/// an array beside it, its line was the one a hop still missed on (6% of B2's samples, "Fewer
+/// stalls per event" there), since the look-ahead prefetches the queue line only.
 #[derive(Clone, Copy)]
 #[repr(align(64))]
 struct Queue {
     busy_until: Time,
     /// `exact_ps_per_byte` of the port's rate: 0 where the rate needs the u128 forms.
     ps_per_byte: u64,
-    buffer: u64,
-    ecn_threshold: u64,
-    /// Bytes still being written into the buffer (not yet visible to a queue-length read) and
-    /// when the last of them becomes visible; see [`Ports::visible_backlog`].
-    entering: u64,
-    entering_until: Time,
     /// Propagation delay of the link.
     delay: Time,
+    accepted: Accepted,
+    /// Drop-tail buffer and ECN marking threshold, bytes; [`NO_LIMIT`] at host NICs. Four bytes
+    /// each so that the line has room for `accepted` (`Scenario::validate` keeps a switch's
+    /// buffer below 4 GiB).
+    buffer: u32,
+    ecn_threshold: u32,
     /// Node at the far end, in this line so that a hop reads it from the line it has loaded
     /// already (`Enqueued::Accepted::to`).
     peer: u32,
     /// Tier of the port (index into `TIERS`).
     tier: u8,
+}
+
+/// A buffer or threshold that is never reached: a host NIC never drops (its stack applies
+/// back-pressure) and never marks.
+const NO_LIMIT: u32 = u32::MAX;
+
+/// The largest switch buffer a port can hold, in bytes.
+pub const MAX_BUFFER: u64 = NO_LIMIT as u64 - 1;
+
+/// Bytes still being written into a queue (not yet visible to a queue-length read) and when the
+/// last of them becomes visible; see [`Ports::visible_backlog`]. Kept only where the scheme
+/// reads it (`models_entering`), so beside the queue lines rather than in them.
+#[derive(Clone, Copy, Default)]
+struct Entering {
+    bytes: u64,
+    until: Time,
 }
 
 /// What a port has accepted: the counters every accepted packet adds to, kept together so that
@@ -56,8 +74,8 @@ pub struct Accepted {
 pub struct Ports {
     pub rate_bps: Vec<u64>,
     queues: Vec<Queue>,
-    /// Counted when a packet is accepted, which may be long before it is sent.
-    pub accepted: Vec<Accepted>,
+    /// Per port, where `models_entering`; empty otherwise.
+    entering: Vec<Entering>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
     /// Queueing delays per tier.
@@ -69,7 +87,8 @@ pub struct Ports {
     pub link_losses: Vec<u64>,
     /// Whether enqueues keep the bytes still entering each queue, for `visible_backlog`: only
     /// where the load balancer reads it (DRILL), as it costs every hop a few instructions.
-    pub models_entering: bool,
+    /// Set through [`Ports::model_entering`].
+    models_entering: bool,
 }
 
 /// What happened to a packet offered to a port.
@@ -88,22 +107,26 @@ impl Ports {
     pub fn new(t: &Topology, switch_buffer: u64, ecn: Option<u64>) -> Ports {
         let n = t.ports.len();
         let is_host_port = |i: usize| t.is_host(t.ports[i].from);
+        // Validated below MAX_BUFFER (`Scenario::validate`); a threshold is below the buffer.
+        let limit = |bytes: u64| bytes.min(MAX_BUFFER) as u32;
         Ports {
             rate_bps: t.ports.iter().map(|p| p.rate_bps).collect(),
             queues: (0..n)
                 .map(|i| Queue {
                     busy_until: 0,
                     ps_per_byte: exact_ps_per_byte(t.ports[i].rate_bps),
-                    buffer: if is_host_port(i) { u64::MAX } else { switch_buffer },
-                    ecn_threshold: if is_host_port(i) { u64::MAX } else { ecn.unwrap_or(u64::MAX) },
-                    entering: 0,
-                    entering_until: 0,
                     delay: t.ports[i].delay,
+                    accepted: Accepted::default(),
+                    buffer: if is_host_port(i) { NO_LIMIT } else { limit(switch_buffer) },
+                    ecn_threshold: match ecn {
+                        Some(k) if !is_host_port(i) => limit(k),
+                        _ => NO_LIMIT,
+                    },
                     peer: t.ports[i].to,
                     tier: t.tier_of(i as u32) as u8,
                 })
                 .collect(),
-            accepted: vec![Accepted::default(); n],
+            entering: Vec::new(),
             drops: vec![0; n],
             ecn_marks: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
@@ -111,6 +134,18 @@ impl Ports {
             link_losses: vec![0; n],
             models_entering: false,
         }
+    }
+
+    /// Keep the bytes still entering each queue from now on, for `visible_backlog` (DRILL).
+    pub fn model_entering(&mut self) {
+        self.models_entering = true;
+        self.entering = vec![Entering::default(); self.queues.len()];
+    }
+
+    /// What `port` has accepted so far.
+    #[inline]
+    pub fn accepted(&self, port: u32) -> Accepted {
+        self.queues[port as usize].accepted
     }
 
     /// Node at the far end of `port`.
@@ -172,7 +207,7 @@ impl Ports {
     /// (`accepted` counts a packet when it is accepted, which may be long before it is sent).
     #[inline]
     pub fn sent_bytes(&self, port: u32, now: Time) -> u64 {
-        self.accepted[port as usize].bytes - self.backlog(port, now)
+        self.queues[port as usize].accepted.bytes - self.backlog(port, now)
     }
 
     /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus packets
@@ -182,12 +217,17 @@ impl Ports {
     /// Without `models_entering`, every byte counts as visible: the whole backlog.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
-        let q = &self.queues[port as usize];
         let b = self.backlog(port, now);
-        if now < q.entering_until {
-            b.saturating_sub(q.entering)
-        } else {
-            b
+        match self.entering.get(port as usize) {
+            Some(e) if now < e.until => b.saturating_sub(e.bytes),
+            _ => b,
+        }
+    }
+
+    /// Nothing is entering `port`'s queue any more (its backlog was just dropped or restated).
+    fn clear_entering(&mut self, port: usize, now: Time) {
+        if let Some(e) = self.entering.get_mut(port) {
+            *e = Entering { bytes: 0, until: now };
         }
     }
 
@@ -205,11 +245,10 @@ impl Ports {
             return;
         }
         let backlog = self.backlog(port, now);
-        self.accepted[p].bytes -= backlog;
         let q = &mut self.queues[p];
+        q.accepted.bytes -= backlog;
         q.busy_until = now;
-        q.entering = 0;
-        q.entering_until = now;
+        self.clear_entering(p, now);
         self.epoch[p] = self.epoch[p].wrapping_add(1);
     }
 
@@ -221,11 +260,8 @@ impl Ports {
         let backlog = self.backlog(port, now);
         self.rate_bps[p] = rate_bps;
         self.queues[p].ps_per_byte = exact_ps_per_byte(rate_bps);
-        let busy_until = now + self.tx_time(p, backlog);
-        let q = &mut self.queues[p];
-        q.busy_until = busy_until;
-        q.entering = 0;
-        q.entering_until = now;
+        self.queues[p].busy_until = now + self.tx_time(p, backlog);
+        self.clear_entering(p, now);
     }
 
     /// The port's link is repaired.
@@ -242,30 +278,32 @@ impl Ports {
         let backlog = self.backlog(port, now);
         let tx = self.tx_time(p, wire);
         let q = &mut self.queues[p];
-        if backlog.saturating_add(wire) > q.buffer {
+        // Limits are compared only once passed, which at a host NIC (`NO_LIMIT`) is never in
+        // practice; the second test keeps it exact beyond 4 GiB of backlog all the same.
+        if backlog + wire > q.buffer as u64 && q.buffer != NO_LIMIT {
             self.drops[p] += 1;
             return Enqueued::Dropped;
         }
-        let mark = ect && backlog > q.ecn_threshold;
+        let mark = ect && backlog > q.ecn_threshold as u64 && q.ecn_threshold != NO_LIMIT;
         if mark {
             self.ecn_marks[p] += 1;
         }
         let start = q.busy_until.max(now);
         let done = start + tx;
-        if self.models_entering {
-            if now >= q.entering_until {
-                q.entering = 0;
-            }
-            q.entering += wire;
-            q.entering_until = q.entering_until.max(now + tx);
-        }
         q.busy_until = done;
-        let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
         let queueing = start - now;
-        let a = &mut self.accepted[p];
-        a.bytes += wire;
-        a.packets += 1;
-        a.queueing_ps += queueing;
+        q.accepted.bytes += wire;
+        q.accepted.packets += 1;
+        q.accepted.queueing_ps += queueing;
+        let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
+        if self.models_entering {
+            let e = &mut self.entering[p];
+            if now >= e.until {
+                e.bytes = 0;
+            }
+            e.bytes += wire;
+            e.until = e.until.max(now + tx);
+        }
         self.queueing.record(tier, queueing);
         Enqueued::Accepted { arrival: done + delay, to, queueing, mark }
     }
@@ -303,7 +341,7 @@ mod tests {
         p.enqueue(port, 1500, false, 0);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 750), "not modelled: all visible");
         let (mut p, port) = ports();
-        p.models_entering = true;
+        p.model_entering();
         p.enqueue(port, 1500, false, 0);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 0));
         p.enqueue(port, 1500, false, 1_000_000);

@@ -48,7 +48,7 @@ impl Spray {
                 port
             }
             Mode::Random => random_port(group, &mut self.rng),
-            Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.accepted[p as usize].bytes).expect("non-empty group"),
+            Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.accepted(p).bytes).expect("non-empty group"),
         }
     }
 
@@ -158,7 +158,7 @@ mod tests {
         }
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let g = routes.toward_tor(edge, f.dst_tor_index(&p));
-        let (a, b) = (ports.accepted[g[0] as usize].bytes, ports.accepted[g[1] as usize].bytes);
+        let (a, b) = (ports.accepted(g[0]).bytes, ports.accepted(g[1]).bytes);
         // Greedy least-bytes keeps the two within one packet of each other.
         assert!(a.abs_diff(b) <= 1500, "{a} vs {b}");
     }

@@ -276,7 +276,7 @@ impl RunOutput<'_> {
             links.dst.push(t.nodes[p.to as usize].name.clone());
             links.tier.push(t.tier(i as u32).to_string());
             links.rate_bps.push(p.rate_bps);
-            let accepted = w.ports.accepted[i];
+            let accepted = w.ports.accepted(i as u32);
             links.bytes.push(accepted.bytes);
             links.packets.push(accepted.packets);
             links.drops.push(w.ports.drops[i]);

@@ -184,7 +184,9 @@ impl World {
         };
         let routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
-        ports.models_entering = fwd.reads_visible_backlog();
+        if fwd.reads_visible_backlog() {
+            ports.model_entering();
+        }
         let params = s.tcp_params();
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         let senders = flows.iter().enumerate().map(|(i, f)| Sender::new(f.bytes, params.flow_mss(i), &params)).collect();
