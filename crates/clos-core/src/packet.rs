@@ -139,7 +139,7 @@ impl PacketPool {
     /// Ask the CPU to start loading packet `h` into the cache, without waiting for it. On large
     /// fabrics the pool outgrows the caches (B2: ~115,000 packets alive, 9 MB) and the first touch
     /// of a packet at each hop was the single largest cost (35% of B2's samples in the Rust core,
-    /// docs/performance.md); the event loop calls this for the packet four events ahead
+    /// docs/performance.md); the event loop calls this for the packet eight events ahead
     /// (`sim::World::prefetch_ahead`). A hint only: it changes no result.
     #[inline]
     pub fn prefetch(&self, h: u32) {

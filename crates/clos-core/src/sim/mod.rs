@@ -120,6 +120,14 @@ impl NextHop {
 /// it is left for them, as packets and events stream through the rest).
 const LOOK_AHEAD_BYTES: usize = 128 << 10;
 
+/// How many events ahead the look-ahead prefetches a packet (`World::prefetch_ahead`). Its
+/// destination is read two events ahead, to prefetch the route entry, so the packet has
+/// `PACKET_AHEAD - 2` events (about 65 ns each on B2) to come from memory (about 170 ns here).
+/// At four ahead, that read was still 6% of B2's samples; measured in alternating runs
+/// (docs/performance.md): B2 0.95-0.97x at six ahead, 0.93-0.95x at eight and ten, B3 and B5
+/// (cut to 3 ms) unchanged within the noise.
+const PACKET_AHEAD: usize = 8;
+
 /// Per-flow state above this many bytes makes the look-ahead load the flow state of host events
 /// as well (`World::prefetch_flow`). Measured in alternating runs (docs/performance.md): B3
 /// (3,456 flows, 1.4 MB) 0.79-0.90x at full length with it; B2 (1,024 flows, 0.4 MB, which
@@ -401,8 +409,8 @@ impl World {
     }
 
     /// Walk the next switch hops' chains of loads ahead of time, one step per event, each step
-    /// reading only what an earlier one prefetched (`prefetch.rs`): the packet four events
-    /// ahead, with its destination the route entry two ahead, with that the output port's queue
+    /// reading only what an earlier one prefetched (`prefetch.rs`): the packet eight events
+    /// ahead ([`PACKET_AHEAD`]), with its destination the route entry two ahead, with that the output port's queue
     /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
     /// largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
     /// events get the same: the flow's state two ahead, the ranges it holds out of order one
@@ -410,7 +418,7 @@ impl World {
     /// (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
     fn prefetch_ahead(&self, current: Option<(u32, u32)>) -> NextHop {
-        if let Some((_, pkt)) = self.queue.arrival_ahead(3) {
+        if let Some((_, pkt)) = self.queue.arrival_ahead(PACKET_AHEAD - 1) {
             self.pool.prefetch(pkt);
         }
         // A handle looked at ahead may be stale by the time its event runs, and any packet
