@@ -121,13 +121,16 @@ struct Geometry {
     seq_limit: u64,
 }
 
-/// The wheel covers 2^27 ps = 134 us of near future at any width, where almost all packet
-/// events (serialisation, propagation, queueing in shallow buffers) land; timers and deep-queue
-/// arrivals go to the overflow heap and move into the wheel as it turns. A longer wheel was no
-/// faster and held more memory in sparsely used buckets (B2: 114 MB at 134 us, 281 MB at 1 ms,
-/// measured when each bucket was a vector of its own; see `buckets.rs`).
-const SPAN_BITS: u32 = 27;
-/// Widths allowed: 65.5 ns to 1.05 us (2,048 to 128 buckets). Narrower ran B5 (8,192 hosts)
+/// The wheel covers 2^30 ps = 1.07 ms of near future at any width, where almost all packet
+/// events (serialisation, propagation, queueing) and most timers land; later events go to the
+/// overflow heap and move into the wheel as it turns. At 2^27 ps (134 us), 1% of B2's events,
+/// arrivals behind deep host queues, went through the heap, which held some 60,000 events, and
+/// its pops were 6.5% of B2's samples; in alternating runs (docs/performance.md) 2^30 ps ran B2
+/// 0.96x, B1 0.97x, B4 (10 ms) 0.79x and B5 (3 ms) 0.74-0.77x, B3 unchanged. Wider still gained
+/// little more (B4 0.94x, B5 0.98x at 2^32) for B3's and B5's narrow buckets' memory: a
+/// bucket holds a 1 KB chunk even when empty (`buckets.rs`), 16 MB at 2^16 ps buckets here.
+const SPAN_BITS: u32 = 30;
+/// Widths allowed: 65.5 ns to 1.05 us (16,384 to 1,024 buckets). Narrower ran B5 (8,192 hosts)
 /// slower, by 10% at 2^15 ps; wider than the default link delay of 1 us would send most hops
 /// into the bucket being run (the `late` heap).
 const MIN_BITS: u32 = 16;
@@ -267,7 +270,7 @@ pub enum Next {
 
 /// A priority queue of events ordered by time, then by scheduling order.
 ///
-/// A calendar (timing wheel) over integer time: events within the next 134 us are kept unsorted
+/// A calendar (timing wheel) over integer time: events within the next 1.07 ms are kept unsorted
 /// in their bucket; only the bucket being run is sorted, once, when it becomes current, and its
 /// events are then popped off its end. A bucket is sorted by counting (a few
 /// instructions per event) and small ones by comparison, instead of O(log n) heap steps with
