@@ -21,8 +21,9 @@ const OPS: usize = 200_000;
 
 /// How far ahead a packet's next hop lands: a 1538 B frame's 1.23 us at 10 Gb/s plus 1 us of
 /// propagation, and one hop in three also waits in a queue of up to twice DCTCP's marking
-/// threshold (130 frames, 160 us), so some events land beyond the wheel's 134 us and go through
-/// the overflow heap. An invented mix, shaped like B1's.
+/// threshold (130 frames, 160 us); with the wheel's span of 1.07 ms all of them land in the
+/// wheel (at 134 us, its span until a later stop, some went through the overflow heap, where
+/// the timers still go). An invented mix, shaped like B1's.
 fn hop_delay(i: u64) -> Time {
     let h = mix64(i);
     let wire = 2_230 * NS;
