@@ -44,6 +44,9 @@ struct Queue {
     tier: u8,
 }
 
+// One line per port: a field more would make every queue two lines, silently.
+const _: () = assert!(std::mem::size_of::<Queue>() == 64);
+
 /// A buffer or threshold that is never reached: a host NIC never drops (its stack applies
 /// back-pressure) and never marks.
 const NO_LIMIT: u32 = u32::MAX;
