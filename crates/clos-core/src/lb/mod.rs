@@ -199,7 +199,7 @@ impl Forwarder {
     }
 
     /// Whether the scheme reads `Ports::visible_backlog`, so that the ports must keep the bytes
-    /// entering their queues (`Ports::models_entering`).
+    /// entering their queues (`Ports::model_entering`).
     pub fn reads_visible_backlog(&self) -> bool {
         matches!(self, Forwarder::Drill(_))
     }
