@@ -410,9 +410,9 @@ impl World {
 
     /// Walk the next switch hops' chains of loads ahead of time, one step per event, each step
     /// reading only what an earlier one prefetched (`prefetch.rs`): the packet eight events
-    /// ahead ([`PACKET_AHEAD`]), with its destination the route entry two ahead, with that the output port's queue
-    /// line one ahead (where the scheme's choice is predictable). On B2 these were the three
-    /// largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
+    /// ahead ([`PACKET_AHEAD`]), with its destination the route entry two ahead, with that the
+    /// output port's queue line one ahead (where the scheme's choice is predictable). On B2
+    /// these were the three largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
     /// events get the same: the flow's state two ahead, the ranges it holds out of order one
     /// ahead. Changes no result. Returns the next event's hop where its prediction is exact
     /// (`exact_hops`), for that event to use instead of choosing again.
