@@ -135,9 +135,9 @@ impl Forwarder {
         Ok(match spec.scheme {
             Scheme::Ecmp => Forwarder::Ecmp(ecmp::Ecmp::new(topo, streams)),
             Scheme::Vlb => Forwarder::Vlb(vlb::Vlb::new(topo, streams)),
-            Scheme::SprayRr => Forwarder::Spray(spray::Spray::new(spray::Mode::RoundRobin, routes, streams)),
-            Scheme::SprayRandom => Forwarder::Spray(spray::Spray::new(spray::Mode::Random, routes, streams)),
-            Scheme::SprayCounter => Forwarder::Spray(spray::Spray::new(spray::Mode::Counter, routes, streams)),
+            Scheme::SprayRr => Forwarder::Spray(spray::Spray::new(spray::Mode::RoundRobin, topo, routes, streams)),
+            Scheme::SprayRandom => Forwarder::Spray(spray::Spray::new(spray::Mode::Random, topo, routes, streams)),
+            Scheme::SprayCounter => Forwarder::Spray(spray::Spray::new(spray::Mode::Counter, topo, routes, streams)),
             Scheme::Drill | Scheme::DrillFlow => Forwarder::Drill(drill::Drill::new(spec, topo, routes, streams)),
             Scheme::Localflow | Scheme::LocalflowNs => Forwarder::Localflow(localflow::LocalFlow::new(spec, topo, mss, streams)),
             Scheme::Presto => Forwarder::Presto(presto::Presto::new(spec, mss, streams)),
@@ -149,10 +149,11 @@ impl Forwarder {
 
     /// Host-agent processing of a packet leaving its source.
     #[inline]
-    pub fn at_source(&self, f: &Fabric, pkt: &mut Packet) {
+    pub fn at_source(&mut self, f: &Fabric, pkt: &mut Packet) {
         match self {
             Forwarder::Vlb(v) => v.encapsulate(f, pkt),
             Forwarder::Presto(p) => p.label(pkt),
+            Forwarder::Spray(s) => s.at_source(pkt),
             _ => {}
         }
     }
@@ -174,28 +175,30 @@ impl Forwarder {
     }
 
     /// The port `next_port` will most likely choose for `pkt` at `switch`, so that the event
-    /// loop can prefetch its queue line (`prefetch.rs`): exact for ECMP (a function of the
-    /// packet and the routes), and for random spraying once `draws_first` (the choices made
-    /// before it, asked only by the schemes that draw) is right; None for schemes whose choice
-    /// depends on queues, flowlets or time. A wrong guess only wastes a prefetch.
+    /// loop can prefetch its queue line (`prefetch.rs`): exact for ECMP and random spraying
+    /// (functions of the packet and the routes); None for schemes whose choice depends on
+    /// queues, flowlets or time. A wrong guess only wastes a prefetch.
     #[inline]
-    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet, draws_first: impl FnOnce() -> u32) -> Option<u32> {
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
         match self {
             Forwarder::Ecmp(s) => {
                 let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));
                 (!group.is_empty()).then(|| pick(group, s.hash(switch, pkt.entropy)))
             }
-            Forwarder::Spray(s) => s.predicted_port(f, switch, pkt, draws_first()),
+            Forwarder::Spray(s) => s.predicted_port(f, switch, pkt),
             _ => None,
         }
     }
 
     /// Whether `predicted_port` is the port `next_port` chooses, as long as the routes do not
-    /// change in between: ECMP's is (a hash of the packet), and choosing has no side effect
-    /// to miss. Random spraying's prediction depends on the draws made first, and taking it
-    /// would skip the draw.
+    /// change in between: ECMP's and random spraying's are (hashes of the packet), and
+    /// choosing has no side effect to miss.
     pub fn prediction_is_exact(&self) -> bool {
-        matches!(self, Forwarder::Ecmp(_))
+        match self {
+            Forwarder::Ecmp(_) => true,
+            Forwarder::Spray(s) => s.prediction_is_exact(),
+            _ => false,
+        }
     }
 
     /// Whether the scheme reads `Ports::visible_backlog`, so that the ports must keep the bytes

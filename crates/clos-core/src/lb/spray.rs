@@ -5,14 +5,19 @@
 //! - `RoundRobin`: a pointer per (switch, next-hop group) advances by one per packet, so one
 //!   flow's consecutive packets leave by consecutive ports. (LocalFlow §7 found a simulator bug
 //!   that turned "spraying" into bursts of packets per port; the test below guards against it.)
-//! - `Random`: a uniform random port per packet (RPS, DRILL's "Per-packet Random").
+//! - `Random`: a uniform random port per packet (RPS, DRILL's "Per-packet Random"). Each packet
+//!   leaves its host with a random nonce (`Packet::lb_tag`), and each switch picks by a salted
+//!   hash of it, ECMP's hash with the nonce in place of the flow's: choices independent across
+//!   packets (the nonces) and across switches (the salts), and a function of the packet, so the
+//!   event loop's look-ahead knows the port before the hop (`Forwarder::prediction_is_exact`).
 //! - `Counter`: the port with the fewest bytes sent so far, which stays balanced when packet
 //!   sizes vary (PLTS-CNT). Ties go to the earliest port of the group.
 
-use super::{pick, Fabric};
+use super::{ecmp::Ecmp, pick, Fabric};
 use crate::packet::Packet;
 use crate::rng::{next_u64, Stream, Streams};
 use crate::routing::Routes;
+use crate::topology::Topology;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -25,12 +30,25 @@ pub struct Spray {
     mode: Mode,
     /// Round-robin pointer per next-hop group (a group belongs to one switch).
     next: Vec<u32>,
-    rng: Stream,
+    /// Random: the switches' salts for hashing a packet's nonce.
+    salted: Ecmp,
+    /// Random: the packets' nonces.
+    nonces: Stream,
 }
 
 impl Spray {
-    pub fn new(mode: Mode, routes: &Routes, streams: &mut Streams) -> Self {
-        Spray { mode, next: vec![0; routes.distinct_groups()], rng: streams.stream() }
+    pub fn new(mode: Mode, topo: &Topology, routes: &Routes, streams: &mut Streams) -> Self {
+        // The other modes draw nothing, and keep the one stream they always took.
+        let salted = if mode == Mode::Random { Ecmp::new(topo, streams) } else { Ecmp::unsalted(topo) };
+        Spray { mode, next: vec![0; routes.distinct_groups()], salted, nonces: streams.stream() }
+    }
+
+    /// A packet leaves its host: random spraying gives it its nonce.
+    #[inline]
+    pub fn at_source(&mut self, pkt: &mut Packet) {
+        if self.mode == Mode::Random {
+            pkt.lb_tag = next_u64(&mut self.nonces) as u32;
+        }
     }
 
     pub fn on_routes_changed(&mut self, routes: &Routes) {
@@ -47,40 +65,40 @@ impl Spray {
                 *i = (*i + 1) % group.len() as u32;
                 port
             }
-            Mode::Random => random_port(group, &mut self.rng),
+            Mode::Random => self.random_port(switch, group, pkt),
             Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.accepted(p).bytes).expect("non-empty group"),
         }
     }
 
-    /// The port `next_port` will choose for `pkt` if `draws_first` random choices are made
-    /// before it (and, round robin, none in its group), without choosing: for prefetching its
-    /// queue line (`Forwarder::predicted_port`). None for the counter mode, whose choice reads
-    /// the very counters a prefetch would be for.
+    /// The port `next_port` will choose for `pkt`, without choosing: for prefetching its queue
+    /// line (`Forwarder::predicted_port`). Exact for random spraying (a function of the packet);
+    /// round robin's holds if no other packet of the group goes first. None for the counter
+    /// mode, whose choice reads the very counters a prefetch would be for.
     #[inline]
-    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet, draws_first: u32) -> Option<u32> {
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
         let (g, group) = f.group_for(switch, pkt);
         if group.is_empty() {
             return None;
         }
         match self.mode {
             Mode::RoundRobin => Some(group[self.next[g as usize] as usize % group.len()]),
-            Mode::Random => {
-                let mut rng = self.rng.clone();
-                for _ in 0..draws_first {
-                    next_u64(&mut rng);
-                }
-                Some(random_port(group, &mut rng))
-            }
+            Mode::Random => Some(self.random_port(switch, group, pkt)),
             Mode::Counter => None,
         }
     }
-}
 
-/// Random spraying's choice, one draw from `rng`: shared by the choice and its prediction, so
-/// that the two cannot drift apart.
-#[inline]
-fn random_port(group: &[u32], rng: &mut Stream) -> u32 {
-    pick(group, next_u64(rng))
+    /// Whether `predicted_port` is the port `next_port` chooses (as long as the routes do not
+    /// change in between).
+    pub fn prediction_is_exact(&self) -> bool {
+        self.mode == Mode::Random
+    }
+
+    /// Random spraying's choice, shared by the choice and its prediction so that the two cannot
+    /// drift apart.
+    #[inline]
+    fn random_port(&self, switch: u32, group: &[u32], pkt: &Packet) -> u32 {
+        pick(group, self.salted.hash(switch, pkt.lb_tag as u64))
+    }
 }
 
 #[cfg(test)]
@@ -100,23 +118,60 @@ mod tests {
     }
 
     /// The port the event loop prefetches for random spraying (`predicted_port`) is the one
-    /// `next_port` then picks, also when another choice comes first (`draws_first` = 1).
+    /// `next_port` then picks: the look-ahead takes it instead of choosing again.
     #[test]
-    fn random_spraying_predicts_its_next_choices() {
+    fn random_spraying_predicts_its_choices() {
         let (t, routes, ports) = k8();
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
-        let mut s = Spray::new(Mode::Random, &routes, &mut Streams::new(1));
+        let mut s = Spray::new(Mode::Random, &t, &routes, &mut Streams::new(1));
+        assert!(s.prediction_is_exact());
         let edge = t.host_tor[0];
-        let mut p = Packet { src: 0, dst: 127, ..Default::default() };
         let mut chosen = std::collections::BTreeSet::new();
         for _ in 0..100 {
-            let (first, second) = (s.predicted_port(&f, edge, &p, 0), s.predicted_port(&f, edge, &p, 1));
+            let mut p = Packet { src: 0, dst: 127, ..Default::default() };
+            s.at_source(&mut p);
+            let predicted = s.predicted_port(&f, edge, &p);
             let port = s.next_port(&f, edge, &mut p);
-            assert_eq!(Some(port), first);
-            assert_eq!(s.predicted_port(&f, edge, &p, 0), second);
+            assert_eq!(Some(port), predicted);
             chosen.insert(port);
         }
         assert_eq!(chosen.len(), 4, "all four uplinks chosen, so a match is no accident");
+    }
+
+    /// Random spraying is uniform per packet and independent across tiers and across a flow's
+    /// consecutive packets: one flow's packets from an edge switch to another pod, counted by
+    /// (edge uplink, aggregation uplink) and by (this packet's edge uplink, the next one's),
+    /// fill each of the 16 cells equally. Without per-switch salts the two tiers would choose
+    /// alike (ECMP's polarization, `ecmp.rs`) and only 4 cells would fill. Each cell is
+    /// Binomial(16,000, 1/16): mean 1,000, sd 31; the bound is 5 sd.
+    #[test]
+    fn random_spraying_is_uniform_and_independent() {
+        let (t, routes, ports) = k8();
+        let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
+        let mut s = Spray::new(Mode::Random, &t, &routes, &mut Streams::new(2));
+        let edge = t.host_tor[0];
+        let index = |node: u32, port: u32, p: &Packet| f.group_for(node, p).1.iter().position(|&q| q == port).unwrap();
+        let (mut tiers, mut serial) = ([0u32; 16], [0u32; 16]);
+        let mut last = None;
+        for _ in 0..16_000 {
+            let mut p = Packet { src: 0, dst: 127, ..Default::default() };
+            s.at_source(&mut p);
+            let up = s.next_port(&f, edge, &mut p);
+            let agg = t.ports[up as usize].to;
+            let core = s.next_port(&f, agg, &mut p);
+            let (i, j) = (index(edge, up, &p), index(agg, core, &p));
+            tiers[i * 4 + j] += 1;
+            if let Some(prev) = last {
+                serial[prev * 4 + i] += 1;
+            }
+            last = Some(i);
+        }
+        for c in tiers {
+            assert!(c.abs_diff(1000) < 155, "edge x aggregation choices: {tiers:?}");
+        }
+        for c in serial {
+            assert!(c.abs_diff(1000) < 155, "consecutive packets' choices: {serial:?}");
+        }
     }
 
     /// PLTS-RR sends one flow's consecutive packets on consecutive ports, never two in a row on
@@ -125,7 +180,7 @@ mod tests {
     fn round_robin_alternates_ports_packet_by_packet() {
         let (t, routes, ports) = k8();
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
-        let mut s = Spray::new(Mode::RoundRobin, &routes, &mut Streams::new(1));
+        let mut s = Spray::new(Mode::RoundRobin, &t, &routes, &mut Streams::new(1));
         let edge = t.host_tor[0];
         let mut p = Packet { src: 0, dst: 127, ..Default::default() };
         let seq: Vec<u32> = (0..16).map(|_| s.next_port(&f, edge, &mut p)).collect();
@@ -147,7 +202,7 @@ mod tests {
         let routes = Routes::compute(&t);
         let mut ports = Ports::new(&t, u64::MAX, None);
         let edge = t.host_tor[0];
-        let mut s = Spray::new(Mode::Counter, &routes, &mut Streams::new(1));
+        let mut s = Spray::new(Mode::Counter, &t, &routes, &mut Streams::new(1));
         let mut p = Packet { src: 0, dst: 15, ..Default::default() };
         for i in 0..1000u32 {
             let port = {

@@ -97,7 +97,7 @@ pub struct World {
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
-/// packet to prefetch its queue line, and where that prediction is exact (ECMP, a function of
+/// packet to prefetch its queue line, and where that prediction is exact (ECMP and random spraying, functions of
 /// the packet and the routes, with no failures to change the routes in between:
 /// `Forwarder::prediction_is_exact`) the event takes the port instead of choosing again, which
 /// halves the hashing and route reads of a hop. Matched on node and packet: an event that
@@ -331,7 +331,7 @@ impl World {
             // The hop this event's packet was predicted to take, one event ago.
             let hint = std::mem::replace(&mut next_hop, NextHop::NONE);
             if self.look_ahead {
-                next_hop = self.prefetch_ahead(arrival);
+                next_hop = self.prefetch_ahead();
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -417,7 +417,7 @@ impl World {
     /// ahead. Changes no result. Returns the next event's hop where its prediction is exact
     /// (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
-    fn prefetch_ahead(&self, current: Option<(u32, u32)>) -> NextHop {
+    fn prefetch_ahead(&self) -> NextHop {
         if let Some((_, pkt)) = self.queue.arrival_ahead(PACKET_AHEAD - 1) {
             self.pool.prefetch(pkt);
         }
@@ -448,11 +448,8 @@ impl World {
             let port = if tor == node {
                 Some(self.topo.host_down_port[p.dst as usize])
             } else {
-                // The current event makes a load-balancing choice first if it is a hop short
-                // of its destination's ToR (random spraying draws for it).
-                let draws_first = || u32::from(in_transit(current).is_some());
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                let port = self.fwd.predicted_port(&f, node, p, draws_first);
+                let port = self.fwd.predicted_port(&f, node, p);
                 if let (Some(port), true) = (port, self.exact_hops) {
                     hop = NextHop { node, pkt, port };
                 }
