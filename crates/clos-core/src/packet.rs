@@ -59,7 +59,7 @@ pub struct Packet {
     /// The port the packet last left by (its ingress link at the node it arrives at).
     pub via: u32,
     /// Scheme-owned tag: Presto's path label (a mixed-radix path index consumed hop by hop),
-    /// CONGA's LBTag (the source leaf's uplink index).
+    /// CONGA's LBTag (the source leaf's uplink index), random spraying's nonce (`lb/spray.rs`).
     pub lb_tag: u32,
     /// CONGA feedback piggybacked to the destination leaf: `(uplink index + 1, metric)`; 0 = none.
     pub conga_fb: (u8, u8),
