@@ -97,11 +97,11 @@ pub struct World {
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
-/// packet to prefetch its queue line, and where that prediction is exact (ECMP and random spraying, functions of
-/// the packet and the routes, with no failures to change the routes in between:
-/// `Forwarder::prediction_is_exact`) the event takes the port instead of choosing again, which
-/// halves the hashing and route reads of a hop. Matched on node and packet: an event that
-/// runs first (scheduled after the look) finds no hint for itself.
+/// packet to prefetch its queue line, and where that prediction is exact (ECMP and random
+/// spraying, functions of the packet and the routes, with no failures to change the routes in
+/// between: `Forwarder::prediction_is_exact`) the event takes the port instead of choosing
+/// again, which halves the hashing and route reads of a hop. Matched on node and packet: an
+/// event that runs first (scheduled after the look) finds no hint for itself.
 #[derive(Clone, Copy)]
 struct NextHop {
     node: u32,
@@ -412,10 +412,10 @@ impl World {
     /// reading only what an earlier one prefetched (`prefetch.rs`): the packet eight events
     /// ahead ([`PACKET_AHEAD`]), with its destination the route entry two ahead, with that the
     /// output port's queue line one ahead (where the scheme's choice is predictable). On B2
-    /// these were the three largest costs (docs/performance.md). Where flows are many (`look_ahead_flows`), host
-    /// events get the same: the flow's state two ahead, the ranges it holds out of order one
-    /// ahead. Changes no result. Returns the next event's hop where its prediction is exact
-    /// (`exact_hops`), for that event to use instead of choosing again.
+    /// these were the three largest costs (docs/performance.md). Where flows are many
+    /// (`look_ahead_flows`), host events get the same: the flow's state two ahead, the ranges
+    /// it holds out of order one ahead. Changes no result. Returns the next event's hop where
+    /// its prediction is exact (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
     fn prefetch_ahead(&self) -> NextHop {
         if let Some((_, pkt)) = self.queue.arrival_ahead(PACKET_AHEAD - 1) {
