@@ -117,6 +117,17 @@ impl Fabric<'_> {
     }
 }
 
+/// The scheme as the event loop was compiled for it (`sim/shape.rs`): where it is one of these,
+/// the `*_known` calls below go straight to it instead of matching on the scheme, and skip the
+/// hooks it does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    Any,
+    Ecmp,
+    /// `spray-random`, not the other spraying modes.
+    SprayRandom,
+}
+
 pub enum Forwarder {
     Ecmp(ecmp::Ecmp),
     Vlb(vlb::Vlb),
@@ -155,6 +166,72 @@ impl Forwarder {
             Forwarder::Presto(p) => p.label(pkt),
             Forwarder::Spray(s) => s.at_source(pkt),
             _ => {}
+        }
+    }
+
+    /// Which of the known schemes this is, if any (`sim/shape.rs`).
+    pub fn known(&self) -> Known {
+        match self {
+            Forwarder::Ecmp(_) => Known::Ecmp,
+            Forwarder::Spray(s) if s.is_random() => Known::SprayRandom,
+            _ => Known::Any,
+        }
+    }
+
+    /// `at_source`, for a loop compiled for `known`.
+    #[inline(always)]
+    pub fn at_source_known(&mut self, known: Known, f: &Fabric, pkt: &mut Packet) {
+        match known {
+            Known::Any => self.at_source(f, pkt),
+            Known::Ecmp => {}
+            Known::SprayRandom => match self {
+                Forwarder::Spray(s) => s.draw_nonce(pkt),
+                _ => not_random_spray(),
+            },
+        }
+    }
+
+    /// `next_port`, for a loop compiled for `known`.
+    #[inline(always)]
+    pub fn next_port_known(&mut self, known: Known, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
+        match (known, self) {
+            (Known::Any, fwd) => fwd.next_port(f, switch, pkt),
+            (Known::Ecmp, Forwarder::Ecmp(s)) => s.next_port(f, switch, pkt),
+            (_, fwd) => fwd.as_random_spray().random_next_port(f, switch, pkt),
+        }
+    }
+
+    /// `predicted_port`, for a loop compiled for `known`.
+    #[inline(always)]
+    pub fn predicted_port_known(&self, known: Known, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+        match known {
+            Known::Any | Known::Ecmp => self.predicted_port(f, switch, pkt),
+            Known::SprayRandom => self.as_random_spray().random_predicted_port(f, switch, pkt),
+        }
+    }
+
+    /// The sprayer of a loop compiled for `Known::SprayRandom`.
+    #[inline(always)]
+    fn as_random_spray(&self) -> &spray::Spray {
+        match self {
+            Forwarder::Spray(s) => s,
+            _ => not_random_spray(),
+        }
+    }
+
+    /// `at_destination_tor`, for a loop compiled for `known` (the known schemes have no such hook).
+    #[inline(always)]
+    pub fn at_destination_tor_known(&mut self, known: Known, f: &Fabric, switch: u32, pkt: &mut Packet) {
+        if known == Known::Any {
+            self.at_destination_tor(f, switch, pkt);
+        }
+    }
+
+    /// `on_egress`, for a loop compiled for `known` (the known schemes have no such hook).
+    #[inline(always)]
+    pub fn on_egress_known(&mut self, known: Known, f: &Fabric, port: u32, pkt: &mut Packet) {
+        if known == Known::Any {
+            self.on_egress(f, port, pkt);
         }
     }
 
@@ -263,6 +340,13 @@ impl Forwarder {
             _ => serde_json::json!({}),
         }
     }
+}
+
+/// A loop compiled for `Known::SprayRandom`, which `sim/shape.rs` picks for random spraying
+/// only, met another scheme: a bug, not an input.
+#[cold]
+fn not_random_spray() -> ! {
+    unreachable!("a loop compiled for random spraying runs another scheme")
 }
 
 /// How the scheme wants routing's table entries split into weighted classes.

@@ -47,8 +47,19 @@ impl Spray {
     #[inline]
     pub fn at_source(&mut self, pkt: &mut Packet) {
         if self.mode == Mode::Random {
-            pkt.lb_tag = next_u64(&mut self.nonces) as u32;
+            self.draw_nonce(pkt);
         }
+    }
+
+    /// `at_source` for random spraying (`lb::Known::SprayRandom`).
+    #[inline]
+    pub fn draw_nonce(&mut self, pkt: &mut Packet) {
+        debug_assert!(self.mode == Mode::Random);
+        pkt.lb_tag = next_u64(&mut self.nonces) as u32;
+    }
+
+    pub fn is_random(&self) -> bool {
+        self.mode == Mode::Random
     }
 
     pub fn on_routes_changed(&mut self, routes: &Routes) {
@@ -91,6 +102,22 @@ impl Spray {
     /// change in between).
     pub fn prediction_is_exact(&self) -> bool {
         self.mode == Mode::Random
+    }
+
+    /// `next_port` for random spraying (`lb::Known::SprayRandom`).
+    #[inline]
+    pub fn random_next_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> u32 {
+        debug_assert!(self.mode == Mode::Random);
+        let (_, group) = f.group_for(switch, pkt);
+        self.random_port(switch, group, pkt)
+    }
+
+    /// `predicted_port` for random spraying (`lb::Known::SprayRandom`).
+    #[inline]
+    pub fn random_predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+        debug_assert!(self.mode == Mode::Random);
+        let (_, group) = f.group_for(switch, pkt);
+        (!group.is_empty()).then(|| self.random_port(switch, group, pkt))
     }
 
     /// Random spraying's choice, shared by the choice and its prediction so that the two cannot

@@ -110,7 +110,7 @@ impl World {
             pkt.dst = server;
             let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
             self.fwd.at_source(&f, pkt);
-            self.transmit(port, h);
+            self.transmit::<super::shape::General>(port, h);
         }
         held.clear();
         self.directory.as_mut().expect("still there").give_back(entry, held);

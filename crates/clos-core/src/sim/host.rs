@@ -1,5 +1,6 @@
 //! Hosts: the transport endpoints and the agent that stamps packets on their way out.
 
+use super::shape::{General, Shape};
 use super::World;
 use crate::event::Event;
 use crate::lb::Fabric;
@@ -9,7 +10,7 @@ use crate::transport::reorder_shim::Segment;
 
 impl World {
     /// Send whatever the flow's window allows, and keep its retransmission timer running.
-    pub(super) fn pump(&mut self, flow: u32) {
+    pub(super) fn pump<S: Shape>(&mut self, flow: u32) {
         let f = flow as usize;
         while let Some((seg, _retx)) = self.senders[f].next_segment() {
             let spec = &self.flows[f];
@@ -24,14 +25,14 @@ impl World {
                 entropy: self.entropy[f][0],
                 ..Packet::default()
             };
-            self.emit(spec.src, &mut pkt);
+            self.emit::<S>(spec.src, &mut pkt);
         }
         if self.senders[f].outstanding() && self.rto[f].deadline.is_none() {
             self.arm_rto(flow);
         }
     }
 
-    pub(super) fn send_ack(&mut self, flow: u32, ack: Ack) {
+    pub(super) fn send_ack<S: Shape>(&mut self, flow: u32, ack: Ack) {
         let f = flow as usize;
         let spec = &self.flows[f];
         let mut pkt = Packet {
@@ -45,13 +46,13 @@ impl World {
             sack: ack.sack,
             ..Packet::default()
         };
-        self.emit(spec.dst, &mut pkt);
+        self.emit::<S>(spec.dst, &mut pkt);
     }
 
     /// The host agent's last word (VL2 encapsulation), then the NIC queue.
-    fn emit(&mut self, host: u32, pkt: &mut Packet) {
+    fn emit<S: Shape>(&mut self, host: u32, pkt: &mut Packet) {
         // VL2 directory (directory.rs): the agent maps the AAs to servers, or holds the packet.
-        let host = if self.directory.is_none() {
+        let host = if S::PLAIN || self.directory.is_none() {
             host
         } else {
             match self.agent_resolve(pkt) {
@@ -60,14 +61,14 @@ impl World {
             }
         };
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-        self.fwd.at_source(&f, pkt);
+        self.fwd.at_source_known(S::KNOWN, &f, pkt);
         let h = self.pool.alloc(*pkt);
         self.counters.sent += 1;
-        self.transmit(self.topo.port_start[host as usize], h);
+        self.transmit::<S>(self.topo.port_start[host as usize], h);
     }
 
-    pub(super) fn host_receive(&mut self, h: u32) {
-        if self.directory.is_some() && !self.directory_at_host(h) {
+    pub(super) fn host_receive<S: Shape>(&mut self, h: u32) {
+        if !S::PLAIN && self.directory.is_some() && !self.directory_at_host(h) {
             return; // VL2 directory (directory.rs): the AA moved away while the packet was on its way
         }
         let pkt = *self.pool.get(h);
@@ -81,12 +82,17 @@ impl World {
             } else if advanced {
                 self.arm_rto(pkt.flow); // RFC 6298 (5.3): restart on new data acknowledged
             }
-            self.pump(pkt.flow);
+            self.pump::<S>(pkt.flow);
             return;
         }
         let seg = Segment { seg: pkt.seg, ce: pkt.has(FLAG_CE), ts: pkt.ts };
+        if S::PLAIN {
+            // No shim (`shape.rs`).
+            self.receive_data::<S>(pkt.flow, seg);
+            return;
+        }
         match self.shims.as_mut() {
-            None => self.receive_data(pkt.flow, seg),
+            None => self.receive_data::<S>(pkt.flow, seg),
             Some(shims) => {
                 let mut out = std::mem::take(&mut self.shim_out);
                 if shims[f].on_data(seg, &mut out) {
@@ -109,13 +115,13 @@ impl World {
     /// Hand segments the shim released to TCP, then give the (emptied) buffer back.
     fn pass_up(&mut self, flow: u32, mut out: Vec<Segment>) {
         for s in out.drain(..) {
-            self.receive_data(flow, s);
+            self.receive_data::<General>(flow, s);
         }
         self.shim_out = out;
     }
 
     /// TCP receives a data segment.
-    fn receive_data(&mut self, flow: u32, s: Segment) {
+    fn receive_data<S: Shape>(&mut self, flow: u32, s: Segment) {
         let f = flow as usize;
         let before = self.receivers[f].nxt;
         let r = self.receivers[f].on_data(s.seg, s.ce, s.ts, &self.params);
@@ -132,10 +138,11 @@ impl World {
                 self.finished[f] = Some(self.now);
                 self.flows_done += 1;
                 self.flow_finished(flow);
+                self.hold_if_ended();
             }
         }
         for ack in r.acks.into_iter().flatten() {
-            self.send_ack(flow, ack);
+            self.send_ack::<S>(flow, ack);
         }
         if r.arm_delayed_ack {
             let gen = self.receivers[f].ack_gen;
@@ -172,7 +179,7 @@ impl World {
             Some(_) => {
                 self.senders[f].on_timeout();
                 self.rto[f].deadline = None;
-                self.pump(flow); // re-arms the timer with the backed-off RTO
+                self.pump::<General>(flow); // re-arms the timer with the backed-off RTO
             }
         }
     }

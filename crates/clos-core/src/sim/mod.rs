@@ -9,11 +9,12 @@ mod arrivals;
 pub mod failures;
 mod directory;
 mod host;
+mod shape;
 
 use crate::error::{Error, Result};
 use crate::event::{Event, EventQueue, Next};
 use crate::fabric::{Enqueued, Ports};
-use crate::lb::{Fabric, Forwarder};
+use crate::lb::{Fabric, Forwarder, Known};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::{Counters, RunOutput};
 use crate::packet::{Packet, PacketPool, FLAG_CE};
@@ -27,6 +28,7 @@ use crate::transport::tcp::Sender;
 use crate::transport::TcpParams;
 use crate::units::Time;
 use crate::workload::{self, ClosedLoop, FlowSpec};
+use shape::{General, Look, Plain, Shape};
 
 /// Packets that have crossed this many switches are dropped as looping (never happens with the
 /// shortest-path tables; a guard against a forwarding bug silently spinning forever).
@@ -80,7 +82,8 @@ pub struct World {
     pub events: u64,
     stop: Stop,
     max_time: Time,
-    /// `run_until` returns when `events` reaches this (see `run_with_progress`).
+    /// `run_until` returns when `events` reaches this (see `run_with_progress`), or when the
+    /// run has ended (`hold_if_ended`).
     pause_at: u64,
     /// Failures and the control plane (`failures.rs`); `None` costs nothing per packet.
     pub faults: Option<Box<failures::Faults>>,
@@ -94,6 +97,8 @@ pub struct World {
     look_ahead_flows: bool,
     /// Whether the look-ahead's prediction of a hop is the hop itself (`NextHop`).
     exact_hops: bool,
+    /// Every event through the general loop (`shape.rs`), for tests that compare the shapes.
+    general_only: bool,
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
@@ -270,6 +275,7 @@ impl World {
             look_ahead,
             look_ahead_flows,
             exact_hops,
+            general_only: false,
         })
     }
 
@@ -285,8 +291,7 @@ impl World {
         loop {
             self.pause_at = self.events.saturating_add(every.max(1));
             self.run_until(self.max_time);
-            let all_done = self.stop == Stop::AllFlowsDone && self.all_done();
-            if self.events < self.pause_at || all_done {
+            if self.events < self.pause_at || self.ended() {
                 break;
             }
             report(&Progress {
@@ -313,7 +318,47 @@ impl World {
     /// Run events up to and including time `limit` (or the stop condition, if earlier); lets
     /// tests and samplers observe the fabric between steps.
     pub fn run_until(&mut self, limit: Time) -> Time {
+        const OFF: u8 = Look::Off.code();
+        const HOPS: u8 = Look::Hops.code();
+        const FLOWS: u8 = Look::HopsAndFlows.code();
+        match (self.shape(), self.look()) {
+            (Known::Any, _) | (_, Look::Asked) => self.run_loop::<General>(limit),
+            (Known::Ecmp, Look::Off) => self.run_loop::<Plain<false, OFF>>(limit),
+            (Known::Ecmp, Look::Hops) => self.run_loop::<Plain<false, HOPS>>(limit),
+            (Known::Ecmp, Look::HopsAndFlows) => self.run_loop::<Plain<false, FLOWS>>(limit),
+            (Known::SprayRandom, Look::Off) => self.run_loop::<Plain<true, OFF>>(limit),
+            (Known::SprayRandom, Look::Hops) => self.run_loop::<Plain<true, HOPS>>(limit),
+            (Known::SprayRandom, Look::HopsAndFlows) => self.run_loop::<Plain<true, FLOWS>>(limit),
+        }
+    }
+
+    /// The shape of this run, for the loop compiled for it (`shape.rs`): a known scheme where
+    /// nothing else is in play, else `Any`. Failures, the directory and the shim are fixed when
+    /// the world is built, so a run keeps its shape.
+    fn shape(&self) -> Known {
+        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none();
+        if plain && !self.general_only {
+            self.fwd.known()
+        } else {
+            Known::Any
+        }
+    }
+
+    /// How far this run looks ahead (fixed when the world is built; tests switch it).
+    fn look(&self) -> Look {
+        match (self.look_ahead, self.look_ahead_flows) {
+            (false, _) => Look::Off,
+            (true, false) => Look::Hops,
+            (true, true) => Look::HopsAndFlows,
+        }
+    }
+
+    /// `run_until`, compiled for shape `S`.
+    fn run_loop<S: Shape>(&mut self, limit: Time) -> Time {
         let limit = limit.min(self.max_time);
+        if self.ended() {
+            return self.now;
+        }
         // The next event's hop, as the look-ahead predicted it (`NextHop`); a pause forgets it,
         // which only costs the first event after it a second choice.
         let mut next_hop = NextHop::NONE;
@@ -321,7 +366,9 @@ impl World {
             let (t, packed) = match self.queue.pop_due(limit, self.events < self.pause_at) {
                 Next::Due(t, packed) => (t, packed),
                 Next::Later => {
-                    self.now = limit;
+                    if !self.ended() {
+                        self.now = limit;
+                    }
                     break;
                 }
                 Next::Held | Next::Empty => break,
@@ -330,8 +377,12 @@ impl World {
             let arrival = packed.as_arrival();
             // The hop this event's packet was predicted to take, one event ago.
             let hint = std::mem::replace(&mut next_hop, NextHop::NONE);
-            if self.look_ahead {
-                next_hop = self.prefetch_ahead();
+            let look_ahead = match S::LOOK {
+                Look::Asked => self.look_ahead,
+                look => look != Look::Off,
+            };
+            if look_ahead {
+                next_hop = self.prefetch_ahead::<S>();
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -343,30 +394,41 @@ impl World {
             self.now = t;
             self.events += 1;
             match arrival {
-                Some((node, pkt)) => self.arrive(node, pkt, hint),
+                Some((node, pkt)) => self.arrive::<S>(node, pkt, hint),
                 None => {
                     let event = self.queue.unpack(packed);
                     self.on_event(event);
                 }
             }
-            if self.stop == Stop::AllFlowsDone && self.flows_done == self.flows.len() {
-                break;
-            }
         }
         self.now
+    }
+
+    /// Whether the run is over before its time: every flow done, under `all_flows_done`.
+    fn ended(&self) -> bool {
+        self.stop == Stop::AllFlowsDone && self.all_done()
+    }
+
+    /// Make the loop stop after the event being run if the run has ended: called where a flow
+    /// finishes, instead of asking after every event (six instructions per event on B2). It
+    /// holds the loop as a progress pause does (`pause_at`); `run_loop` sees it has ended.
+    fn hold_if_ended(&mut self) {
+        if self.ended() {
+            self.pause_at = self.pause_at.min(self.events);
+        }
     }
 
     /// Packet `pkt` arrives at `node`: a host takes it, a switch forwards it (by `hint` where
     /// the look-ahead chose its hop already).
     #[inline(always)]
-    fn arrive(&mut self, node: u32, pkt: u32, hint: NextHop) {
-        if self.faults.is_some() && self.lost_in_transit(pkt) {
+    fn arrive<S: Shape>(&mut self, node: u32, pkt: u32, hint: NextHop) {
+        if !S::PLAIN && self.faults.is_some() && self.lost_in_transit(pkt) {
             return;
         }
         if self.topo.is_host(node) {
-            self.host_receive(pkt);
+            self.host_receive::<S>(pkt);
         } else {
-            self.forward(node, pkt, hint);
+            self.forward::<S>(node, pkt, hint);
         }
     }
 
@@ -376,12 +438,12 @@ impl World {
     fn on_event(&mut self, event: Event) {
         match event {
             // Only a node numbered u32::MAX, which no fabric has (`event::Packed`).
-            Event::Arrive { node, pkt } => self.arrive(node, pkt, NextHop::NONE),
-            Event::FlowStart { flow } => self.pump(flow),
+            Event::Arrive { node, pkt } => self.arrive::<General>(node, pkt, NextHop::NONE),
+            Event::FlowStart { flow } => self.pump::<General>(flow),
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
             Event::DelayedAck { flow, gen } => {
                 if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
-                    self.send_ack(flow, ack);
+                    self.send_ack::<General>(flow, ack);
                 }
             }
             Event::ShimFlush { flow, gen } => self.on_shim_timeout(flow, gen),
@@ -417,7 +479,7 @@ impl World {
     /// it holds out of order one ahead. Changes no result. Returns the next event's hop where
     /// its prediction is exact (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
-    fn prefetch_ahead(&self) -> NextHop {
+    fn prefetch_ahead<S: Shape>(&self) -> NextHop {
         if let Some((_, pkt)) = self.queue.arrival_ahead(PACKET_AHEAD - 1) {
             self.pool.prefetch(pkt);
         }
@@ -434,7 +496,7 @@ impl World {
         let in_transit = |e: Option<(u32, u32)>| at_switch(e).filter(|&(node, _, _, tor)| tor != node);
         // A host event, where flows are many enough to look ahead for: its packet.
         let at_host = |e: Option<(u32, u32)>| match e {
-            Some((node, pkt)) if self.look_ahead_flows && self.topo.is_host(node) => self.pool.peek(pkt),
+            Some((node, pkt)) if self.look_ahead_flows::<S>() && self.topo.is_host(node) => self.pool.peek(pkt),
             _ => None,
         };
         let (one, two) = (self.queue.arrival_ahead(0), self.queue.arrival_ahead(1));
@@ -449,8 +511,8 @@ impl World {
                 Some(self.topo.host_down_port[p.dst as usize])
             } else {
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                let port = self.fwd.predicted_port(&f, node, p);
-                if let (Some(port), true) = (port, self.exact_hops) {
+                let port = self.fwd.predicted_port_known(S::KNOWN, &f, node, p);
+                if let (Some(port), true) = (port, S::PLAIN || self.exact_hops) {
                     hop = NextHop { node, pkt, port };
                 }
                 port
@@ -462,6 +524,15 @@ impl World {
             self.prefetch_flow_ranges(p.flow as usize, p.has(crate::packet::FLAG_ACK));
         }
         hop
+    }
+
+    /// Whether the look-ahead loads the flow state of host events, as shape `S` fixes it.
+    #[inline(always)]
+    fn look_ahead_flows<S: Shape>(&self) -> bool {
+        match S::LOOK {
+            Look::Asked => self.look_ahead_flows,
+            look => look == Look::HopsAndFlows,
+        }
     }
 
     /// Start loading the ranges flow `f` holds out of order (the sender's SACKed ranges for an
@@ -534,9 +605,9 @@ impl World {
 
     /// A switch forwards a packet: straight down if it is the destination's ToR (which strips
     /// any VL2 encapsulation), otherwise wherever the load balancer says, or `hint` says for it.
-    fn forward(&mut self, node: u32, h: u32, hint: NextHop) {
+    fn forward<S: Shape>(&mut self, node: u32, h: u32, hint: NextHop) {
         // VL2 directory (directory.rs): the ToR of a packet's LA delivers only AAs under it.
-        if self.directory.is_some() && !self.directory_at_switch(node, h) {
+        if !S::PLAIN && self.directory.is_some() && !self.directory_at_switch(node, h) {
             return; // misdelivered: reported and dropped
         }
         let pkt = self.pool.get_mut(h);
@@ -554,7 +625,7 @@ impl World {
         }
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
-        if !at_destination && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
+        if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
             self.pool.free(h);
             self.counters.dropped += 1;
@@ -562,15 +633,15 @@ impl World {
         }
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
         let port = if at_destination {
-            self.fwd.at_destination_tor(&f, node, pkt);
+            self.fwd.at_destination_tor_known(S::KNOWN, &f, node, pkt);
             pkt.encap = 0;
             self.topo.host_down_port[dst]
         } else {
-            let port = if hint.node == node && hint.pkt == h { hint.port } else { self.fwd.next_port(&f, node, pkt) };
-            self.fwd.on_egress(&f, port, pkt);
+            let port = if hint.node == node && hint.pkt == h { hint.port } else { self.fwd.next_port_known(S::KNOWN, &f, node, pkt) };
+            self.fwd.on_egress_known(S::KNOWN, &f, port, pkt);
             port
         };
-        self.transmit(port, h);
+        self.transmit::<S>(port, h);
     }
 
     /// A packet arriving over a link that failed since it was sent, or lost to the link's loss
@@ -596,8 +667,8 @@ impl World {
     }
 
     /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
-    fn transmit(&mut self, port: u32, h: u32) {
-        if let Some(f) = self.faults.as_mut() {
+    fn transmit<S: Shape>(&mut self, port: u32, h: u32) {
+        if let (false, Some(f)) = (S::PLAIN, self.faults.as_mut()) {
             if self.ports.is_down(port) {
                 let from = self.topo.ports[port as usize].from;
                 let to = self.ports.peer(port);
