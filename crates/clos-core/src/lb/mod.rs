@@ -203,10 +203,10 @@ impl Forwarder {
 
     /// `predicted_port`, for a loop compiled for `known`.
     #[inline(always)]
-    pub fn predicted_port_known(&self, known: Known, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+    pub fn predicted_port_known(&self, known: Known, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
         match known {
-            Known::Any | Known::Ecmp => self.predicted_port(f, switch, pkt),
-            Known::SprayRandom => self.as_random_spray().random_predicted_port(f, switch, pkt),
+            Known::Any | Known::Ecmp => self.predicted_port(f, switch, tor_index, pkt),
+            Known::SprayRandom => self.as_random_spray().random_predicted_port(f, switch, tor_index, pkt),
         }
     }
 
@@ -251,18 +251,19 @@ impl Forwarder {
         }
     }
 
-    /// The port `next_port` will most likely choose for `pkt` at `switch`, so that the event
-    /// loop can prefetch its queue line (`prefetch.rs`): exact for ECMP and random spraying
-    /// (functions of the packet and the routes); None for schemes whose choice depends on
-    /// queues, flowlets or time. A wrong guess only wastes a prefetch.
+    /// The port `next_port` will most likely choose for `pkt` at `switch`, toward the ToR
+    /// numbered `tor_index` (its destination's, which the loop has looked up already), so that
+    /// the event loop can prefetch its queue line (`prefetch.rs`): exact for ECMP and random
+    /// spraying (functions of the packet and the routes); None for schemes whose choice depends
+    /// on queues, flowlets or time. A wrong guess only wastes a prefetch.
     #[inline]
-    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
         match self {
             Forwarder::Ecmp(s) => {
-                let group = f.routes.toward_tor(switch, f.dst_tor_index(pkt));
+                let group = f.routes.toward_tor(switch, tor_index);
                 (!group.is_empty()).then(|| pick(group, s.hash(switch, pkt.entropy)))
             }
-            Forwarder::Spray(s) => s.predicted_port(f, switch, pkt),
+            Forwarder::Spray(s) => s.predicted_port(f, switch, tor_index, pkt),
             _ => None,
         }
     }

@@ -81,13 +81,15 @@ impl Spray {
         }
     }
 
-    /// The port `next_port` will choose for `pkt`, without choosing: for prefetching its queue
-    /// line (`Forwarder::predicted_port`). Exact for random spraying (a function of the packet);
-    /// round robin's holds if no other packet of the group goes first. None for the counter
-    /// mode, whose choice reads the very counters a prefetch would be for.
+    /// The port `next_port` will choose for `pkt`, toward the ToR numbered `tor_index` (its
+    /// destination's, which the caller has looked up already), without choosing: for
+    /// prefetching its queue line (`Forwarder::predicted_port`). Exact for random spraying (a
+    /// function of the packet); round robin's holds if no other packet of the group goes first.
+    /// None for the counter mode, whose choice reads the very counters a prefetch would be for.
     #[inline]
-    pub fn predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
-        let (g, group) = f.group_for(switch, pkt);
+    pub fn predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
+        let g = f.routes.group_toward_tor(switch, tor_index);
+        let group = f.routes.group(g);
         if group.is_empty() {
             return None;
         }
@@ -114,9 +116,9 @@ impl Spray {
 
     /// `predicted_port` for random spraying (`lb::Known::SprayRandom`).
     #[inline]
-    pub fn random_predicted_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> Option<u32> {
+    pub fn random_predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
         debug_assert!(self.mode == Mode::Random);
-        let (_, group) = f.group_for(switch, pkt);
+        let group = f.routes.toward_tor(switch, tor_index);
         (!group.is_empty()).then(|| self.random_port(switch, group, pkt))
     }
 
@@ -157,7 +159,7 @@ mod tests {
         for _ in 0..100 {
             let mut p = Packet { src: 0, dst: 127, ..Default::default() };
             s.at_source(&mut p);
-            let predicted = s.predicted_port(&f, edge, &p);
+            let predicted = s.predicted_port(&f, edge, f.dst_tor_index(&p), &p);
             let port = s.next_port(&f, edge, &mut p);
             assert_eq!(Some(port), predicted);
             chosen.insert(port);

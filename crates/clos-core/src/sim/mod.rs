@@ -118,6 +118,22 @@ impl NextHop {
     const NONE: NextHop = NextHop { node: u32::MAX, pkt: u32::MAX, port: u32::MAX };
 }
 
+/// What the look-ahead found of the event two ahead, kept for the next event, to which that
+/// event is then one ahead (`World::prefetch_ahead`): a switch hop's destination ToR and that
+/// ToR's index, read once instead of twice. Matched on node and packet, as `NextHop` is; the
+/// bucket being run only shrinks between two events, so it nearly always matches.
+#[derive(Clone, Copy)]
+struct Seen {
+    node: u32,
+    pkt: u32,
+    tor: u32,
+    tor_index: u32,
+}
+
+impl Seen {
+    const NONE: Seen = Seen { node: u32::MAX, pkt: u32::MAX, tor: u32::MAX, tor_index: u32::MAX };
+}
+
 /// Queue lines and route rows above this many bytes make the loop look ahead
 /// (`World::prefetch_ahead`). Measured in alternating runs (docs/performance.md): B2 (560 KB)
 /// 0.85x and B3 (2.1 MB) 0.87x with it; B1 (60 KB) no faster and B4 (50 KB) 3-12% slower,
@@ -362,6 +378,7 @@ impl World {
         // The next event's hop, as the look-ahead predicted it (`NextHop`); a pause forgets it,
         // which only costs the first event after it a second choice.
         let mut next_hop = NextHop::NONE;
+        let mut seen = Seen::NONE;
         loop {
             let (t, packed) = match self.queue.pop_due(limit, self.events < self.pause_at) {
                 Next::Due(t, packed) => (t, packed),
@@ -382,7 +399,7 @@ impl World {
                 look => look != Look::Off,
             };
             if look_ahead {
-                next_hop = self.prefetch_ahead::<S>();
+                next_hop = self.prefetch_ahead::<S>(&mut seen);
             } else {
                 // The packets of the next two events: on small fabrics the rest is in the cache.
                 for i in 0..2 {
@@ -474,12 +491,14 @@ impl World {
     /// reading only what an earlier one prefetched (`prefetch.rs`): the packet eight events
     /// ahead ([`PACKET_AHEAD`]), with its destination the route entry two ahead, with that the
     /// output port's queue line one ahead (where the scheme's choice is predictable). On B2
-    /// these were the three largest costs (docs/performance.md). Where flows are many
-    /// (`look_ahead_flows`), host events get the same: the flow's state two ahead, the ranges
-    /// it holds out of order one ahead. Changes no result. Returns the next event's hop where
-    /// its prediction is exact (`exact_hops`), for that event to use instead of choosing again.
+    /// these were the three largest costs (docs/performance.md). What it found two ahead is kept
+    /// in `seen` for the next step. A host event two ahead gets its NIC's queue line, which
+    /// what it sends in answer is queued on (B2 under spraying 0.976x); where flows are many
+    /// (`look_ahead_flows`), also the flow's state two ahead and the ranges it holds out of
+    /// order one ahead. Changes no result. Returns the next event's hop where its prediction is
+    /// exact (`exact_hops`), for that event to use instead of choosing again.
     #[inline]
-    fn prefetch_ahead<S: Shape>(&self) -> NextHop {
+    fn prefetch_ahead<S: Shape>(&self, seen: &mut Seen) -> NextHop {
         if let Some((_, pkt)) = self.queue.arrival_ahead(PACKET_AHEAD - 1) {
             self.pool.prefetch(pkt);
         }
@@ -488,34 +507,51 @@ impl World {
         let at_switch = |e: Option<(u32, u32)>| match e {
             Some((node, pkt)) if !self.topo.is_host(node) => {
                 let p = self.pool.peek(pkt)?;
-                Some((node, pkt, p, *self.topo.host_tor.get(p.dst as usize)?))
+                let tor = *self.topo.host_tor.get(p.dst as usize)?;
+                Some(Seen { node, pkt, tor, tor_index: *self.topo.tor_index.get(tor as usize)? })
             }
             _ => None,
         };
-        // A switch hop short of the destination's ToR: one that routing and the scheme decide.
-        let in_transit = |e: Option<(u32, u32)>| at_switch(e).filter(|&(node, _, _, tor)| tor != node);
         // A host event, where flows are many enough to look ahead for: its packet.
         let at_host = |e: Option<(u32, u32)>| match e {
             Some((node, pkt)) if self.look_ahead_flows::<S>() && self.topo.is_host(node) => self.pool.peek(pkt),
             _ => None,
         };
         let (one, two) = (self.queue.arrival_ahead(0), self.queue.arrival_ahead(1));
-        if let Some((node, _, _, tor)) = in_transit(two) {
-            self.routes.prefetch_toward_tor(node, self.topo.tor_index[tor as usize]);
-        } else if let Some(p) = at_host(two) {
-            self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
+        // The event one ahead, as seen two ahead one event ago where it was.
+        let carried = std::mem::replace(seen, Seen::NONE);
+        if let Some(s) = at_switch(two) {
+            // A switch hop short of the destination's ToR: one that routing and the scheme decide.
+            if s.tor != s.node {
+                self.routes.prefetch_toward_tor(s.node, s.tor_index);
+            }
+            *seen = s;
+        } else if let Some((node, _)) = two.filter(|&(node, _)| self.topo.is_host(node)) {
+            // What the host sends in answer leaves by its NIC's queue.
+            if let Some(&port) = self.topo.port_start.get(node as usize) {
+                self.ports.prefetch(port);
+            }
+            if let Some(p) = at_host(two) {
+                self.prefetch_flow(p.flow as usize, p.has(crate::packet::FLAG_ACK));
+            }
         }
+        let one_at_switch = match one {
+            Some((node, pkt)) if (node, pkt) == (carried.node, carried.pkt) => Some(carried),
+            _ => at_switch(one),
+        };
         let mut hop = NextHop::NONE;
-        if let Some((node, pkt, p, tor)) = at_switch(one) {
-            let port = if tor == node {
-                Some(self.topo.host_down_port[p.dst as usize])
-            } else {
-                let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                let port = self.fwd.predicted_port_known(S::KNOWN, &f, node, p);
-                if let (Some(port), true) = (port, S::PLAIN || self.exact_hops) {
-                    hop = NextHop { node, pkt, port };
+        if let Some(Seen { node, pkt, tor, tor_index }) = one_at_switch {
+            let port = match self.pool.peek(pkt) {
+                Some(p) if tor == node => self.topo.host_down_port.get(p.dst as usize).copied(),
+                Some(p) => {
+                    let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+                    let port = self.fwd.predicted_port_known(S::KNOWN, &f, node, tor_index, p);
+                    if let (Some(port), true) = (port, S::PLAIN || self.exact_hops) {
+                        hop = NextHop { node, pkt, port };
+                    }
+                    port
                 }
-                port
+                None => None,
             };
             if let Some(port) = port {
                 self.ports.prefetch(port);
@@ -623,6 +659,14 @@ impl World {
             self.counters.dropped += 1;
             return;
         }
+        if hint.node == node && hint.pkt == h {
+            // A hop in transit, chosen by the look-ahead (`NextHop`), which gives no hint where
+            // routes may have holes.
+            let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
+            self.fwd.on_egress_known(S::KNOWN, &f, hint.port, pkt);
+            self.transmit::<S>(hint.port, h);
+            return;
+        }
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
         if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
@@ -637,7 +681,7 @@ impl World {
             pkt.encap = 0;
             self.topo.host_down_port[dst]
         } else {
-            let port = if hint.node == node && hint.pkt == h { hint.port } else { self.fwd.next_port_known(S::KNOWN, &f, node, pkt) };
+            let port = self.fwd.next_port_known(S::KNOWN, &f, node, pkt);
             self.fwd.on_egress_known(S::KNOWN, &f, port, pkt);
             port
         };
