@@ -2,7 +2,8 @@
 //!
 //! A scheme is one file with a state struct and a `next_port` method, plus one variant in
 //! [`Scheme`] (its name and description), one in [`Forwarder`], and its parameters in
-//! [`params::PARAMS`]. Dispatch is a `match` (no trait objects on the per-packet path). Each
+//! [`params::PARAMS`]. Dispatch is a `match` (no trait objects on the per-packet path), skipped
+//! where the event loop is compiled for one scheme ([`Known`], `sim/shape.rs`). Each
 //! scheme sees the routes, the packet, and the port queues (load-aware schemes read
 //! `Ports::visible_backlog`). Delivery from a destination ToR to its host is done by the
 //! simulator before the forwarder is asked, so schemes only handle fabric hops. Optional hooks:

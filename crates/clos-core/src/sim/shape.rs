@@ -9,8 +9,8 @@
 //! also lets the compiler lay the loop out for the one case). Every other run takes
 //! [`General`], which asks them all as before.
 //! A shape changes no result (`tests::every_shape_gives_the_general_result`); on B2 under
-//! random spraying it saved 25 of 475 instructions per event (docs/performance.md, "The loop
-//! compiled per shape").
+//! random spraying it took 470 instructions per event to about 450, and 0.95-0.97x of the time
+//! (docs/performance.md, "The loop compiled per shape").
 
 use crate::lb::Known;
 
