@@ -103,7 +103,7 @@ impl Spray {
     /// Whether `predicted_port` is the port `next_port` chooses (as long as the routes do not
     /// change in between).
     pub fn prediction_is_exact(&self) -> bool {
-        self.mode == Mode::Random
+        self.is_random()
     }
 
     /// `next_port` for random spraying (`lb::Known::SprayRandom`).
