@@ -187,7 +187,7 @@ impl Forwarder {
             Known::Ecmp => {}
             Known::SprayRandom => match self {
                 Forwarder::Spray(s) => s.draw_nonce(pkt),
-                _ => not_random_spray(),
+                _ => not_the_known_scheme(known),
             },
         }
     }
@@ -198,25 +198,18 @@ impl Forwarder {
         match (known, self) {
             (Known::Any, fwd) => fwd.next_port(f, switch, pkt),
             (Known::Ecmp, Forwarder::Ecmp(s)) => s.next_port(f, switch, pkt),
-            (_, fwd) => fwd.as_random_spray().random_next_port(f, switch, pkt),
+            (Known::SprayRandom, Forwarder::Spray(s)) => s.random_next_port(f, switch, pkt),
+            (known, _) => not_the_known_scheme(known),
         }
     }
 
     /// `predicted_port`, for a loop compiled for `known`.
     #[inline(always)]
     pub fn predicted_port_known(&self, known: Known, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
-        match known {
-            Known::Any | Known::Ecmp => self.predicted_port(f, switch, tor_index, pkt),
-            Known::SprayRandom => self.as_random_spray().random_predicted_port(f, switch, tor_index, pkt),
-        }
-    }
-
-    /// The sprayer of a loop compiled for `Known::SprayRandom`.
-    #[inline(always)]
-    fn as_random_spray(&self) -> &spray::Spray {
-        match self {
-            Forwarder::Spray(s) => s,
-            _ => not_random_spray(),
+        match (known, self) {
+            (Known::Any | Known::Ecmp, fwd) => fwd.predicted_port(f, switch, tor_index, pkt),
+            (Known::SprayRandom, Forwarder::Spray(s)) => s.random_predicted_port(f, switch, tor_index, pkt),
+            (known, _) => not_the_known_scheme(known),
         }
     }
 
@@ -344,11 +337,11 @@ impl Forwarder {
     }
 }
 
-/// A loop compiled for `Known::SprayRandom`, which `sim/shape.rs` picks for random spraying
-/// only, met another scheme: a bug, not an input.
+/// A loop compiled for `known`, which `sim/shape.rs` picks only for that scheme, met another:
+/// a bug, not an input.
 #[cold]
-fn not_random_spray() -> ! {
-    unreachable!("a loop compiled for random spraying runs another scheme")
+fn not_the_known_scheme(known: Known) -> ! {
+    unreachable!("a loop compiled for {known:?} runs another scheme")
 }
 
 /// How the scheme wants routing's table entries split into weighted classes.
