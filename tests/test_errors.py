@@ -48,6 +48,23 @@ def test_per_flow_mss_range_and_scheme(
     assert "transport.mss_min" in error and says in error
 
 
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        # 10 TB at a 1,460-byte MSS is 6.8 * 10^9 segments: a sender numbers them in 32 bits.
+        ("workload.bytes=10TB", "more than 2^32 - 1 segments of 1460 bytes"),
+        # Beyond 2^64 bytes a value cannot be held at all, and is not quietly capped.
+        ("workload.bytes=1e30B", "too large"),
+        ("stop=1e9s", "too large"),
+    ],
+    ids=["segments", "bytes beyond 64 bits", "time beyond 64 bits"],
+)
+def test_values_too_large_to_hold_are_refused(
+    runner: CliRunner, tiny: Path, override: str, says: str
+):
+    assert says in fails_cleanly(runner, ["run", str(tiny), "--set", override])
+
+
 def test_invalid_override_names_the_field(runner: CliRunner, tiny: Path):
     assert "topology.leaves" in fails_cleanly(
         runner, ["run", str(tiny), "--set", "topology.leaves=-1"]

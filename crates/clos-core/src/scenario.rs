@@ -56,6 +56,13 @@ fn default_seed() -> u64 {
 }
 /// The guard on `all_flows_done` runs when `max_time` is left out.
 const DEFAULT_MAX_TIME: Duration = Duration(10 * PS_PER_S);
+/// The longest link delay; timers may wait a thousand times longer (`transport.rto_max`).
+const MAX_DELAY: Duration = Duration(PS_PER_S);
+/// The most time bins, or queue samples, a run may make (`output.bin`, `output.queue_interval`),
+/// counted over its time limit. Generous, since an `all_flows_done` run usually ends well before
+/// its `max_time` (VL2's conventional tree: 10^7 bins of 1 ms under its 10,000 s guard); what it
+/// catches is a period of picoseconds or nanoseconds written for microseconds.
+const MAX_PERIODS: u64 = 100_000_000;
 
 /// When a run ends: when every flow has delivered its last byte, or at a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -81,7 +88,7 @@ impl TryFrom<StopWritten> for Stop {
             StopWritten::Text(s) => crate::units::parse_duration(&s)
                 .map(|d| Stop::At(Duration(d)))
                 .map_err(|e| format!("{e}; or write \"all_flows_done\"")),
-            StopWritten::Seconds(x) if x > 0.0 && x.is_finite() => Ok(Stop::At(Duration((x * PS_PER_S as f64) as u64))),
+            StopWritten::Seconds(x) if x > 0.0 && x.is_finite() => crate::units::parse_duration(&format!("{x}s")).map(|d| Stop::At(Duration(d))),
             StopWritten::Seconds(x) => Err(format!("stop time must be positive, got {x}")),
         }
     }
@@ -450,6 +457,10 @@ impl Scenario {
         if t.rto_min.0 == 0 || t.rto_max < t.rto_min {
             return Err(bad("transport.rto_min", "must be positive and no larger than transport.rto_max"));
         }
+        if t.rto_max.0 > MAX_DELAY.0 * 1000 {
+            // Timers are set in 64-bit picoseconds past now; RFC 6298 (2.5) asks for at least 60 s.
+            return Err(bad("transport.rto_max", format!("{} is beyond the {}s a timer may wait", t.rto_max, MAX_DELAY.0 * 1000 / PS_PER_S)));
+        }
         if !(t.dctcp_g > 0.0 && t.dctcp_g <= 1.0) {
             return Err(bad("transport.dctcp_g", format!("must be in (0, 1], got {}", t.dctcp_g)));
         }
@@ -484,11 +495,20 @@ impl Scenario {
             return Err(bad("max_time", "must be positive"));
         }
         let stop = match self.stop {
+            Stop::At(d) if d.0 == 0 => return Err(bad("stop", "must be after the start (e.g. \"20ms\"), or \"all_flows_done\"")),
             Stop::At(d) => Some(d),
             Stop::AllFlowsDone => None,
         };
-        self.workload.normalize("workload", stop)?;
+        // Each time bin and each queue sample is an event that visits every link: a period of a
+        // few picoseconds (a typo for microseconds) would run for days and fill memory.
         let limit = self.time_limit();
+        for (field, every) in [("output.bin", Some(self.output.bin)), ("output.queue_interval", self.output.queue_interval)] {
+            if let Some(every) = every.filter(|e| limit.0 / e.0 > MAX_PERIODS) {
+                let least = Duration(limit.0.div_ceil(MAX_PERIODS));
+                return Err(bad(field, format!("{every} over the run's {limit} is more than {MAX_PERIODS} periods, each visiting every link; use at least {least}, or a shorter stop or max_time")));
+            }
+        }
+        self.workload.normalize("workload", stop)?;
         if let Some(d) = self.directory.as_mut() {
             d.normalize(&self.topology, stop, limit)?;
         }
@@ -632,7 +652,11 @@ impl TopologySpec {
                 return Err(bad(format!("topology.{f}"), "must be at least 1Kbps"));
             }
         }
-        self.link_delay.get_or_insert(Duration(PS_PER_US));
+        let delay = *self.link_delay.get_or_insert(Duration(PS_PER_US));
+        if delay.0 > MAX_DELAY.0 {
+            // Event times are picoseconds in 64 bits: delays of days would overflow them.
+            return Err(bad("topology.link_delay", format!("{delay} is beyond the {MAX_DELAY} a link may take (datacenter links take microseconds)")));
+        }
         self.build().map(|_| ())
     }
 
@@ -722,6 +746,18 @@ mod tests {
         assert_eq!(Scenario::from_json(OK).unwrap().time_limit(), DEFAULT_MAX_TIME);
         assert_eq!(with(r#""stop": "120s", "max_time": "2ms""#).time_limit(), Duration(2 * PS_PER_MS));
         assert!(err(&OK.replacen('{', r#"{"max_time": "0s", "#, 1)).contains("max_time"));
+        // A stop of zero is the scenario's own field's fault, not the workload's it would pass to.
+        assert!(err(&OK.replacen('{', r#"{"stop": "0ms", "#, 1)).starts_with("stop: must be after the start"));
+        // A bare number is seconds, rounded to the picosecond like any other time.
+        assert_eq!(with(r#""stop": 0.02"#).time_limit(), Duration(20 * PS_PER_MS));
+        assert!(err(&OK.replacen('{', r#"{"stop": 1e9, "#, 1)).contains("too large"));
+        // One-nanosecond bins over the default 10 s guard would be 10^10 events, each over every link.
+        let e = err(&OK.replacen('{', r#"{"output": {"bin": "1ns"}, "#, 1));
+        assert!(e.starts_with("output.bin: 1ns over the run's 10s is more than 100000000 periods") && e.contains("at least 100ns"), "{e}");
+        // Times are 64-bit picoseconds: delays and timers of days would overflow them.
+        let fat = r#"{"topology": {"kind": "fat_tree", "k": 4, "link_delay": "2s"}, "workload": {"kind": "shuffle", "bytes": 1}}"#;
+        assert!(err(fat).starts_with("topology.link_delay: 2s is beyond the 1s"));
+        assert!(err(&OK.replacen('{', r#"{"transport": {"rto_max": "2000s"}, "#, 1)).starts_with("transport.rto_max: 2000s is beyond the 1000s"));
     }
 
     #[test]

@@ -70,6 +70,9 @@ fn split_unit(s: &str) -> Result<(f64, String), String> {
     Ok((value, unit.trim().to_string()))
 }
 
+/// 2^64, the first value a u64 cannot hold.
+const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+
 fn from_written<F>(w: Written, kind: &str, scale_of: F, examples: &str) -> Result<u64, String>
 where
     F: Fn(&str) -> Option<f64>,
@@ -86,6 +89,10 @@ where
     };
     if !value.is_finite() || value < 0.0 {
         return Err(format!("{kind} must be a non-negative number, got {value}"));
+    }
+    // `as` would saturate: a value this large would silently become another one.
+    if value.round() >= TWO_TO_64 {
+        return Err(format!("{kind} {value:e} is too large: values are kept in 64 bits of base units (bytes, bits per second, picoseconds: 213 days)"));
     }
     Ok(value.round() as u64)
 }
@@ -247,6 +254,13 @@ mod tests {
         assert_eq!(parse_bytes("64KB").unwrap(), 64_000);
         assert_eq!(parse_bytes("64KiB").unwrap(), 65_536);
         assert!(parse_bytes("-3MB").is_err());
+    }
+
+    #[test]
+    fn values_beyond_64_bits_are_refused_not_saturated() {
+        assert!(parse_bytes("1e30B").unwrap_err().contains("too large"));
+        assert!(parse_duration("1e8s").unwrap_err().contains("too large")); // 10^20 ps
+        assert_eq!(parse_duration("1e7s").unwrap(), 10_000_000 * PS_PER_S); // 10^19 ps fits
     }
 
     #[test]

@@ -218,6 +218,13 @@ impl World {
         }
         let params = s.tcp_params();
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
+        for (i, f) in flows.iter().enumerate() {
+            TcpParams::check_flow_size(f.bytes as f64, params.flow_mss(i), || format!("flow {i} (host {} to host {})", f.src, f.dst))?;
+        }
+        for l in &generated.closed_loop.loops {
+            let smallest_mss = params.mss_min.unwrap_or(params.mss);
+            TcpParams::check_flow_size(l.sizes.max().round(), smallest_mss, || "the flow size distribution's largest flow".into())?;
+        }
         let senders = flows.iter().enumerate().map(|(i, f)| Sender::new(f.bytes, params.flow_mss(i), &params)).collect();
         let n = flows.len();
         // Buckets sized to the events this fabric makes per microsecond (event.rs).

@@ -6,8 +6,13 @@ pub mod reorder_shim;
 pub mod sack;
 pub mod tcp;
 
+use crate::error::{bad, Result};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
+
+/// The most segments one flow may have: a sender numbers them in 32 bits (`tcp::Sender`), which
+/// at a 1,460-byte MSS is a flow of 6.2 TB.
+pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -43,6 +48,24 @@ pub struct TcpParams {
 }
 
 impl TcpParams {
+    /// An error, instead of a flow whose segment count would wrap, if a flow of `bytes` bytes
+    /// sent with segments of `mss` bytes has more than [`MAX_SEGMENTS`]; `what` says which flow
+    /// (called only then: runs check every flow they make).
+    pub fn check_flow_size(bytes: f64, mss: u32, what: impl FnOnce() -> String) -> Result<()> {
+        if (bytes / mss as f64).ceil() <= MAX_SEGMENTS as f64 {
+            return Ok(());
+        }
+        let largest = MAX_SEGMENTS * mss as u64;
+        Err(bad(
+            "workload",
+            format!(
+                "{} of {bytes:e} bytes has more than 2^32 - 1 segments of {mss} bytes, which a sender numbers in 32 bits; \
+                 the largest flow at this MSS is {largest} bytes: make the flows smaller or transport.mss larger",
+                what()
+            ),
+        ))
+    }
+
     /// The MSS of flow `flow`: `mss`, or with `mss_min` a uniform draw from `[mss_min, mss]`
     /// that depends only on the seed and the flow's index, so a flow keeps its MSS whatever
     /// else the run does (closed-loop flows created mid-run included).
@@ -54,5 +77,19 @@ impl TcpParams {
                 lo + (crate::rng::mix64(self.mss_salt ^ flow as u64) % span) as u32
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_too_long_to_number_is_refused() {
+        // 2^32 - 1 segments is the most a sender numbers: exactly that many fit, one byte more does not.
+        let most = MAX_SEGMENTS as f64 * 1460.0;
+        assert!(TcpParams::check_flow_size(most, 1460, || unreachable!()).is_ok());
+        let e = TcpParams::check_flow_size(most + 1.0, 1460, || "flow 0".into()).unwrap_err().to_string();
+        assert!(e.contains("workload") && e.contains("flow 0") && e.contains("transport.mss"), "{e}");
     }
 }
