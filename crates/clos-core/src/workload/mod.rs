@@ -235,6 +235,10 @@ fn read_flow_file(path: &str, n_hosts: u32) -> Result<Vec<FlowSpec>> {
             return Err(bad(&at, format!("src and dst are both host {src}")));
         }
         let bytes = parse_bytes(cols[2]).map_err(|e| bad(&at, format!("bytes: {e}")))?;
+        if bytes == 0 {
+            // As `workload.bytes`: a flow carries data, or there is nothing to complete.
+            return Err(bad(&at, "bytes: must be at least 1 byte"));
+        }
         let start = parse_duration(cols[3]).map_err(|e| bad(&at, format!("start: {e}")))?;
         flows.push(FlowSpec { src, dst, bytes, start, service: 0 });
     }
@@ -256,6 +260,9 @@ mod tests {
         std::fs::write(&f, "src,dst,bytes,start\n0,1,10KB,0\n0,99,1,0\n").unwrap();
         let e = read_flow_file(f.to_str().unwrap(), 4).unwrap_err().to_string();
         assert!(e.contains("f.csv:3") && e.contains("host 99 does not exist"), "{e}");
+        std::fs::write(&f, "src,dst,bytes,start\n0,1,0,0\n").unwrap();
+        let e = read_flow_file(f.to_str().unwrap(), 4).unwrap_err().to_string();
+        assert!(e.contains("f.csv:2") && e.contains("at least 1 byte"), "{e}");
         std::fs::write(&f, "src,dst,bytes,start\n0,1,10KB,1ms\n").unwrap();
         assert_eq!(read_flow_file(f.to_str().unwrap(), 4).unwrap()[0], FlowSpec { src: 0, dst: 1, bytes: 10_000, start: 1_000_000_000, service: 0 });
     }
