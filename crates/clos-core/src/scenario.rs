@@ -403,7 +403,11 @@ impl Scenario {
             let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
             // serde_json appends a JSON position; users wrote TOML, so it would only mislead.
             let msg = e.into_inner().to_string();
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            let mut msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            // Failures name nodes, not numbers: say how (docs/failures.md).
+            if field.starts_with("failures") && (field.contains(".link") || field.ends_with(".switch")) && msg.contains("expected a string") {
+                msg.push_str(": a node's name, e.g. \"tor0\", \"agg1\", \"spine0\" or \"h3\" (docs/failures.md)");
+            }
             bad(field, msg)
         })?;
         s.normalize()?;
@@ -746,6 +750,14 @@ mod tests {
         assert_eq!(Scenario::from_json(OK).unwrap().time_limit(), DEFAULT_MAX_TIME);
         assert_eq!(with(r#""stop": "120s", "max_time": "2ms""#).time_limit(), Duration(2 * PS_PER_MS));
         assert!(err(&OK.replacen('{', r#"{"max_time": "0s", "#, 1)).contains("max_time"));
+    }
+
+    #[test]
+    fn values_out_of_range_or_mistyped_are_refused_with_the_fix() {
+        let with = |extra: &str| Scenario::from_json(&OK.replacen('{', &format!("{{{extra}, "), 1)).unwrap();
+        // Failures name nodes: a number there is answered with how to name one.
+        let e = err(&OK.replacen('{', r#"{"failures": [{"at": "1ms", "link": [0, 4]}], "#, 1));
+        assert!(e.starts_with("failures[0].link[0]: invalid type") && e.contains("\"tor0\""), "{e}");
         // A stop of zero is the scenario's own field's fault, not the workload's it would pass to.
         assert!(err(&OK.replacen('{', r#"{"stop": "0ms", "#, 1)).starts_with("stop: must be after the start"));
         // A bare number is seconds, rounded to the picosecond like any other time.
