@@ -11,7 +11,7 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// The most segments one flow may have: a sender numbers them in 32 bits (`tcp::Sender`), which
-/// at a 1,460-byte MSS is a flow of 6.2 TB.
+/// at a 1,460-byte MSS is a flow of 6.3 TB.
 pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
