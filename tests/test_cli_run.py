@@ -28,6 +28,24 @@ def test_run_writes_results_and_conserves_packets(runner: CliRunner, tiny: Path,
     assert flows["count"] == flows["finished"] == 4
 
 
+def test_a_run_that_hits_its_time_limit_before_its_last_flow_says_so(
+    runner: CliRunner, tiny: Path, tmp_path: Path
+):
+    # Under all_flows_done, flows that start after max_time never finish; the table would show
+    # the finished ones' FCTs as if they were all. The tiny scenario's four 200 KB flows take
+    # well under a millisecond at 10 Gb/s, so a 1 ms cap with starts spread over 20 ms leaves
+    # flows unfinished, and the cap alone leaves none.
+    jittered = ["--set", "max_time=1ms", "--set", "workload.start_jitter=20ms"]
+    result = runner.invoke(app, ["run", str(tiny), "--out", str(tmp_path / "a"), *jittered])
+    assert result.exit_code == 0, result.output
+    flows = summary_of(tmp_path / "a")["flows"]
+    assert flows["finished"] < flows["count"] == 4
+    assert f"{4 - flows['finished']} of 4 flows unfinished" in " ".join(result.stderr.split())
+    capped = ["--set", "max_time=1ms"]
+    result = runner.invoke(app, ["run", str(tiny), "--out", str(tmp_path / "b"), *capped])
+    assert result.exit_code == 0 and "unfinished" not in result.stderr
+
+
 def test_run_saves_under_results_and_scenario_name_by_default(
     runner: CliRunner, tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -71,7 +71,24 @@ def simulate(scenario: Scenario, quiet: bool) -> Results:
     if quiet:
         return clos.run(scenario)
     with RunProgress(stderr, scenario.name) as progress:
-        return clos.run(scenario, progress)
+        results = clos.run(scenario, progress)
+    if note := unfinished_note(scenario.name, results):
+        stderr.print(Text(note, style="yellow"))
+    return results
+
+
+def unfinished_note(name: str, results: Results) -> str | None:
+    """What to say when a run meant to end with its last flow hit its time limit first: its
+    numbers then describe the flows that finished, which is easy to miss in the table."""
+    count, finished = results.get("flows", "count"), results.get("flows", "finished")
+    if results.get("scenario", "stop") != "all_flows_done" or not count or finished >= count:
+        return None
+    limit = results.get("stats", "simulated_seconds")
+    return (
+        f"note: {name} reached its time limit ({limit:g} s) with {count - finished:,} of "
+        f"{count:,} flows unfinished, so all_flows_done was not reached and the FCTs are of the "
+        "finished flows only: raise max_time, or check the workload's start times and sizes"
+    )
 
 
 def show_version(value: bool) -> None:
