@@ -773,6 +773,19 @@ impl World {
 mod tests {
     use super::*;
 
+    /// The benchmarks' traffic for the tests that compare two ways of running it: a DCTCP
+    /// permutation of long cross-pod flows on a k-ary fat tree at 10 Gb/s, for 300 us.
+    pub(in crate::sim) fn dctcp_permutation(seed: u64, k: u32, buffer: &str, ecn_threshold: &str, scheme: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"seed": {seed}, "stop": "300us",
+                "topology": {{"kind": "fat_tree", "k": {k}, "host_rate": "10Gbps", "fabric_rate": "10Gbps"}},
+                "switch": {{"buffer": "{buffer}", "ecn_threshold": "{ecn_threshold}"}},
+                "routing": {{"scheme": "{scheme}"}}, "transport": {{"kind": "dctcp"}},
+                "workload": {{"kind": "permutation", "bytes": "1GB", "cross_pod": true}}}}"#
+        ))
+        .unwrap()
+    }
+
     /// Where the flow state is loaded ahead: B3's 3,456 flows, whose state was measured faster
     /// with it, and not B2's 1,024, whose state the caches hold (`FLOW_LOOK_AHEAD_BYTES`). A
     /// per-flow struct that grows moves the line, and this says so.
@@ -794,14 +807,7 @@ mod tests {
     }
 
     fn looking_ahead_changes_no_result_under(scheme: &str) {
-        let s = Scenario::from_json(&format!(
-            r#"{{"seed": 1, "stop": "300us",
-                "topology": {{"kind": "fat_tree", "k": 16, "host_rate": "10Gbps", "fabric_rate": "10Gbps"}},
-                "switch": {{"buffer": "300KB", "ecn_threshold": "97.5KB"}},
-                "routing": {{"scheme": "{scheme}"}}, "transport": {{"kind": "dctcp"}},
-                "workload": {{"kind": "permutation", "bytes": "1GB", "cross_pod": true}}}}"#
-        ))
-        .unwrap();
+        let s = dctcp_permutation(1, 16, "300KB", "97.5KB", scheme);
         let run = |look_ahead: bool| {
             let mut w = World::new(&s).unwrap();
             assert!(w.look_ahead, "B2's fabric holds more than LOOK_AHEAD_BYTES of queues and rows");

@@ -71,10 +71,10 @@ impl<const SPRAY: bool, const LOOK: u8> Shape for Plain<SPRAY, LOOK> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::dctcp_permutation;
     use super::super::World;
     use super::Look;
     use crate::lb::Known;
-    use crate::scenario::Scenario;
 
     /// The shapes only leave out questions whose answers are fixed: a run of each known scheme,
     /// on a fabric small enough to forgo the look-ahead (k = 8) and one large enough to use it
@@ -84,14 +84,7 @@ mod tests {
     fn every_shape_gives_the_general_result() {
         for (scheme, known) in [("ecmp", Known::Ecmp), ("spray-random", Known::SprayRandom)] {
             for (k, look) in [(8, Look::Off), (16, Look::Hops), (16, Look::HopsAndFlows)] {
-                let s = Scenario::from_json(&format!(
-                    r#"{{"seed": 3, "stop": "300us",
-                        "topology": {{"kind": "fat_tree", "k": {k}, "host_rate": "10Gbps", "fabric_rate": "10Gbps"}},
-                        "switch": {{"buffer": "100KB", "ecn_threshold": "30KB"}},
-                        "routing": {{"scheme": "{scheme}"}}, "transport": {{"kind": "dctcp"}},
-                        "workload": {{"kind": "permutation", "bytes": "1GB", "cross_pod": true}}}}"#
-                ))
-                .unwrap();
+                let s = dctcp_permutation(3, k, "100KB", "30KB", scheme);
                 let run = |general_only: bool| {
                     let mut w = World::new(&s).unwrap();
                     w.general_only = general_only;
