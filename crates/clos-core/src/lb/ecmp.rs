@@ -2,7 +2,7 @@
 //! and picks among the equal-cost next hops. Without the salt, switches at successive tiers make
 //! correlated choices (polarization) and use a fraction of the paths; see the test below.
 
-use super::{pick, Fabric};
+use super::Fabric;
 use crate::packet::Packet;
 use crate::rng::{mix64, next_u64, Streams};
 use crate::topology::Topology;
@@ -29,7 +29,8 @@ impl Ecmp {
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        pick(f.routes.toward_tor(switch, f.dst_tor_index(pkt)), self.hash(switch, pkt.entropy))
+        let port = f.routes.pick_toward_tor(switch, f.dst_tor_index(pkt), self.hash(switch, pkt.entropy));
+        port.expect("no route: the topology builder guarantees connectivity")
     }
 }
 

@@ -203,6 +203,16 @@ impl Forwarder {
         }
     }
 
+    /// Whether the hop reads its route entry through `Routes::pick_toward_tor` (ECMP and random
+    /// spraying), for a loop compiled for `known`: what the look-ahead prefetches.
+    #[inline(always)]
+    pub fn picks_by_span_known(&self, known: Known) -> bool {
+        match known {
+            Known::Any => self.known() != Known::Any,
+            _ => true,
+        }
+    }
+
     /// `predicted_port`, for a loop compiled for `known`.
     #[inline(always)]
     pub fn predicted_port_known(&self, known: Known, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
@@ -253,10 +263,7 @@ impl Forwarder {
     #[inline]
     pub fn predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
         match self {
-            Forwarder::Ecmp(s) => {
-                let group = f.routes.toward_tor(switch, tor_index);
-                (!group.is_empty()).then(|| pick(group, s.hash(switch, pkt.entropy)))
-            }
+            Forwarder::Ecmp(s) => f.routes.pick_toward_tor(switch, tor_index, s.hash(switch, pkt.entropy)),
             Forwarder::Spray(s) => s.predicted_port(f, switch, tor_index, pkt),
             _ => None,
         }

@@ -110,23 +110,27 @@ impl Spray {
     #[inline]
     pub fn random_next_port(&self, f: &Fabric, switch: u32, pkt: &Packet) -> u32 {
         debug_assert!(self.mode == Mode::Random);
-        let (_, group) = f.group_for(switch, pkt);
-        self.random_port(switch, group, pkt)
+        let port = f.routes.pick_toward_tor(switch, f.dst_tor_index(pkt), self.random_hash(switch, pkt));
+        port.expect("no route: the topology builder guarantees connectivity")
     }
 
     /// `predicted_port` for random spraying (`lb::Known::SprayRandom`).
     #[inline]
     pub fn random_predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
         debug_assert!(self.mode == Mode::Random);
-        let group = f.routes.toward_tor(switch, tor_index);
-        (!group.is_empty()).then(|| self.random_port(switch, group, pkt))
+        f.routes.pick_toward_tor(switch, tor_index, self.random_hash(switch, pkt))
     }
 
-    /// Random spraying's choice, shared by the choice and its prediction so that the two cannot
-    /// drift apart.
+    /// Random spraying's choice in `group`, shared by every way of choosing and predicting so
+    /// that they cannot drift apart (`Routes::pick_toward_tor` picks with the same hash).
     #[inline]
     fn random_port(&self, switch: u32, group: &[u32], pkt: &Packet) -> u32 {
-        pick(group, self.salted.hash(switch, pkt.lb_tag as u64))
+        pick(group, self.random_hash(switch, pkt))
+    }
+
+    #[inline]
+    fn random_hash(&self, switch: u32, pkt: &Packet) -> u64 {
+        self.salted.hash(switch, pkt.lb_tag as u64)
     }
 }
 

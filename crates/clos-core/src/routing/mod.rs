@@ -21,6 +21,7 @@
 pub mod quiver;
 pub mod weights;
 
+use crate::lb::{pick, pick_index};
 use crate::topology::{Role, Topology};
 use std::collections::{HashMap, VecDeque};
 
@@ -72,6 +73,37 @@ pub struct Class {
     pub cumulative: u64,
 }
 
+/// A group of consecutive ports `first..first + len` in one word, the first in the high 24 bits
+/// and the length in the low 8; `NONE` (a length of 0) where the group is empty or is not such
+/// a range. The fabrics built whole have only ranges: a switch's ports toward one tier are
+/// numbered in a row (`topology`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span(u32);
+
+impl Span {
+    const NONE: Span = Span(0);
+
+    fn of(group: &[u32]) -> Span {
+        let Some(&first) = group.first() else { return Span::NONE };
+        let consecutive = group.iter().enumerate().all(|(i, &p)| p as u64 == first as u64 + i as u64);
+        if consecutive && group.len() < 1 << 8 && first < 1 << 24 {
+            Span(first << 8 | group.len() as u32)
+        } else {
+            Span::NONE
+        }
+    }
+
+    #[inline]
+    fn first(self) -> u32 {
+        self.0 >> 8
+    }
+
+    #[inline]
+    fn len(self) -> usize {
+        (self.0 & 0xff) as usize
+    }
+}
+
 /// Distinct lists stored back to back, each interned once under a dense id: list `i` is
 /// `items[start[i]..start[i + 1]]`. Equal-cost groups and weighted splits are both kept so, and
 /// the forwarding path reads them as plain slices.
@@ -113,6 +145,9 @@ pub struct Routes {
     groups: Lists<u32>,
     /// `to_tor[switch_index * n_tors + tor_index]` = group id (the installed rows).
     to_tor: Vec<u32>,
+    /// The same entries as consecutive port ranges where they are ones (`Span`), for the
+    /// hash-picking schemes' hop: one read instead of three dependent ones.
+    spans: Vec<Span>,
     /// `to_core[switch_index]` = group id toward the nearest top-tier switch (empty at the top).
     to_core: Vec<u32>,
     /// `split[switch_index * n_tors + tor_index]` = split id (empty under `SplitMode::None`).
@@ -140,6 +175,7 @@ impl Routes {
         let mut r = Routes {
             groups: Lists::new(),
             to_tor: Vec::new(),
+            spans: Vec::new(),
             to_core: Vec::new(),
             split: Vec::new(),
             splits: Lists::new(),
@@ -153,6 +189,7 @@ impl Routes {
         };
         let tables = r.tables(t, state);
         r.to_tor = tables.to_tor.clone();
+        r.spans = r.to_tor.iter().map(|&g| Span::of(r.group(g))).collect();
         r.to_core = tables.to_core.clone();
         r.split = tables.split.clone();
         r.row_holes = vec![false; t.n_switches()];
@@ -215,6 +252,9 @@ impl Routes {
         let s = switch as usize - self.n_hosts;
         let row = s * self.n_tors..(s + 1) * self.n_tors;
         self.to_tor[row.clone()].copy_from_slice(&tables.to_tor[row.clone()]);
+        for i in row.clone() {
+            self.spans[i] = Span::of(self.groups.get(self.to_tor[i] as usize));
+        }
         if !self.split.is_empty() {
             self.split[row.clone()].copy_from_slice(&tables.split[row]);
         }
@@ -268,16 +308,41 @@ impl Routes {
         self.group(self.group_toward_tor(switch, tor_index))
     }
 
-    /// Bytes of the rows a packet's hop reads from (`to_tor`), for sizing the look-ahead.
+    /// `pick(self.toward_tor(switch, tor_index), hash)`, None where the group is empty: the
+    /// hop of the schemes that pick by a hash. Where the group is a `Span` (every entry of a
+    /// fabric built whole), the port is computed from the entry alone.
+    #[inline]
+    pub fn pick_toward_tor(&self, switch: u32, tor_index: u32, hash: u64) -> Option<u32> {
+        let span = self.spans[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize];
+        if span != Span::NONE {
+            return Some(span.first() + pick_index(span.len(), hash) as u32);
+        }
+        self.pick_in_group(switch, tor_index, hash)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pick_in_group(&self, switch: u32, tor_index: u32, hash: u64) -> Option<u32> {
+        let group = self.toward_tor(switch, tor_index);
+        (!group.is_empty()).then(|| pick(group, hash))
+    }
+
+    /// Bytes of the rows a packet's hop reads from (`to_tor`, or `spans`, of the same size),
+    /// for sizing the look-ahead.
     pub fn row_bytes(&self) -> usize {
         std::mem::size_of_val(self.to_tor.as_slice())
     }
 
-    /// Start loading the entry `group_toward_tor` will read (`prefetch.rs`).
+    /// Start loading the entry a hop will read (`prefetch.rs`): `pick_toward_tor`'s where
+    /// `spans` says so, else `group_toward_tor`'s.
     #[inline]
-    pub fn prefetch_toward_tor(&self, switch: u32, tor_index: u32) {
+    pub fn prefetch_toward_tor(&self, switch: u32, tor_index: u32, spans: bool) {
         let i = (switch as usize).wrapping_sub(self.n_hosts).wrapping_mul(self.n_tors).wrapping_add(tor_index as usize);
-        if let Some(e) = self.to_tor.get(i) {
+        if spans {
+            if let Some(e) = self.spans.get(i) {
+                crate::prefetch::line(e);
+            }
+        } else if let Some(e) = self.to_tor.get(i) {
             crate::prefetch::line(e);
         }
     }
@@ -396,6 +461,45 @@ mod tests {
         let t = leaf_spine::build(&c, Rate(1), Rate(1), 0).unwrap();
         let r = Routes::compute(&t);
         assert_eq!(r.toward_tor(t.tors[0], 2).len(), 4);
+    }
+
+    /// Fat trees and leaf-spines built whole number each switch's equal-cost ports in a row, so
+    /// the hash-picking hop reads one entry (`Span`); not so a spine's parallel links to one
+    /// leaf, wired in turn with the other leaves', VL2's fabric, or groups after a failure. The
+    /// hop then picks from the group: the same port either way.
+    #[test]
+    fn picking_by_span_is_picking_from_the_group() {
+        let leaf_spine = |links_per_pair| leaf_spine::LeafSpine { leaves: 3, spines: 2, hosts_per_leaf: 1, links_per_pair };
+        let fabrics = [
+            (fat_tree::build(&fat_tree::FatTree { k: 8, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap(), true),
+            (leaf_spine::build(&leaf_spine(1), Rate(1), Rate(1), 0).unwrap(), true),
+            (leaf_spine::build(&leaf_spine(2), Rate(1), Rate(1), 0).unwrap(), false),
+            (vl2::build(&vl2::Vl2::TESTBED, Rate(1), Rate(1), 0).unwrap(), false),
+        ];
+        let mut ranges_lost = false;
+        for (t, whole_spans) in &fabrics {
+            let whole = Routes::compute(t);
+            // The first ToR loses its middle uplink: its own groups keep the ports on each side.
+            let uplinks: Vec<u32> = t.ports_of(t.tors[0]).filter(|&p| !t.is_host(t.ports[p as usize].to)).collect();
+            let mut state = LinkState::all_up(t);
+            state.rate[t.link_of[uplinks[uplinks.len() / 2] as usize] as usize] = 0;
+            let failed = Routes::with_state(t, &state, SplitMode::None);
+            for (r, all_spans) in [(&whole, *whole_spans), (&failed, false)] {
+                for s in t.n_hosts..t.nodes.len() {
+                    for ti in 0..t.tors.len() as u32 {
+                        let group = r.toward_tor(s as u32, ti);
+                        let span = r.spans[(s - t.n_hosts) * t.tors.len() + ti as usize];
+                        assert!(!all_spans || group.is_empty() || span != Span::NONE, "switch {s}, ToR {ti}: {group:?}");
+                        ranges_lost |= !group.is_empty() && span == Span::NONE;
+                        for hash in [0, 1 << 62, u64::MAX / 3, u64::MAX] {
+                            let expected = (!group.is_empty()).then(|| pick(group, hash));
+                            assert_eq!(r.pick_toward_tor(s as u32, ti, hash), expected);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ranges_lost, "some group that is not a range was picked from");
     }
 
     #[test]

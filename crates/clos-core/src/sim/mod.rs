@@ -530,7 +530,7 @@ impl World {
         if let Some(s) = at_switch(two) {
             // A switch hop short of the destination's ToR: one that routing and the scheme decide.
             if s.tor != s.node {
-                self.routes.prefetch_toward_tor(s.node, s.tor_index);
+                self.routes.prefetch_toward_tor(s.node, s.tor_index, self.fwd.picks_by_span_known(S::KNOWN));
             }
             *seen = s;
         } else if let Some((node, _)) = two.filter(|&(node, _)| self.topo.is_host(node)) {
