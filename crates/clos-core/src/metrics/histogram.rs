@@ -33,24 +33,24 @@ pub fn bucket_range(i: usize) -> (u64, u64) {
     (((SUB + i % SUB) as u64) << shift, 1u64 << shift)
 }
 
-/// Counts per bucket of one or more histograms laid end to end (one per class, e.g. link tier).
+/// Counts per bucket of one or more histograms (one per class, e.g. link tier), each in one
+/// row with its maximum after its counts, so that recording reads and checks one row.
 #[derive(Clone, Debug)]
 pub struct Histograms {
-    counts: Vec<u64>,
-    max: Vec<u64>,
+    rows: Vec<[u64; BUCKETS + 1]>,
 }
 
 impl Histograms {
     pub fn new(classes: usize) -> Histograms {
-        Histograms { counts: vec![0; classes * BUCKETS], max: vec![0; classes] }
+        Histograms { rows: vec![[0; BUCKETS + 1]; classes] }
     }
 
     #[inline]
     pub fn record(&mut self, class: usize, v: u64) {
-        self.counts[class * BUCKETS + bucket(v)] += 1;
-        if v > self.max[class] {
-            self.max[class] = v;
-        }
+        let row = &mut self.rows[class];
+        // `bucket` is below BUCKETS for every u64 (a test); the `min` says so to the compiler.
+        row[bucket(v).min(BUCKETS - 1)] += 1;
+        row[BUCKETS] = row[BUCKETS].max(v);
     }
 
     pub fn count(&self, class: usize) -> u64 {
@@ -58,11 +58,11 @@ impl Histograms {
     }
 
     pub fn max(&self, class: usize) -> u64 {
-        self.max[class]
+        self.rows[class][BUCKETS]
     }
 
     fn of(&self, class: usize) -> &[u64] {
-        &self.counts[class * BUCKETS..(class + 1) * BUCKETS]
+        &self.rows[class][..BUCKETS]
     }
 
     /// The `p`-th percentile (nearest rank) as its bucket's midpoint, capped at the maximum seen
@@ -70,10 +70,10 @@ impl Histograms {
     pub fn percentile(&self, class: usize, p: f64) -> Option<u64> {
         let (i, largest) = rank_bucket(self.of(class), p)?;
         if largest {
-            return Some(self.max[class]);
+            return Some(self.max(class));
         }
         let (low, width) = bucket_range(i);
-        Some((low + width / 2).min(self.max[class]))
+        Some((low + width / 2).min(self.max(class)))
     }
 }
 
