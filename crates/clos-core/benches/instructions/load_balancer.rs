@@ -31,7 +31,7 @@ fn decisions(scheme: &str) -> Input {
     for port in 0..fabric.ports.len() as u32 {
         if !fabric.topo.is_host(fabric.topo.ports[port as usize].from) {
             for _ in 0..mix64(port as u64) % 60 {
-                fabric.ports.enqueue(port, wire::frame(1460, 0), false, 0);
+                fabric.ports.enqueue(port, wire::frame(1460, 0), false, 0, true);
             }
         }
     }

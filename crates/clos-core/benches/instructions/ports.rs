@@ -51,7 +51,7 @@ fn backlog_and_enqueue((mut ports, offers): (Ports, Vec<Offer>)) -> (u64, Ports,
     let mut acc = 0u64;
     for o in &offers {
         acc = acc.wrapping_add(ports.visible_backlog(o.port, o.now));
-        match ports.enqueue(o.port, o.wire, true, o.now) {
+        match ports.enqueue(o.port, o.wire, true, o.now, true) {
             Enqueued::Accepted { arrival, mark, .. } => acc = acc.wrapping_add(arrival + mark as u64),
             Enqueued::Dropped => acc += 1,
         }

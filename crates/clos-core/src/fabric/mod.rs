@@ -271,8 +271,10 @@ impl Ports {
     }
 
     /// Offer a packet of `wire` bytes to `port` at `now`; `ect` says whether it may be CE-marked.
+    /// `entering` false says the scheme does not read entering bytes (`model_entering`), so that
+    /// a loop compiled for such schemes does not ask.
     #[inline]
-    pub fn enqueue(&mut self, port: u32, wire: u64, ect: bool, now: Time) -> Enqueued {
+    pub fn enqueue(&mut self, port: u32, wire: u64, ect: bool, now: Time, entering: bool) -> Enqueued {
         let p = port as usize;
         let backlog = self.backlog(port, now);
         let tx = self.tx_time(p, wire);
@@ -295,7 +297,7 @@ impl Ports {
         q.accepted.packets += 1;
         q.accepted.queueing_ps += queueing;
         let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
-        if let Some(e) = self.entering.get_mut(p) {
+        if let (true, Some(e)) = (entering, self.entering.get_mut(p)) {
             if now >= e.until {
                 e.bytes = 0;
             }
@@ -322,8 +324,8 @@ mod tests {
     #[test]
     fn fifo_departures_follow_the_link_rate() {
         let (mut p, port) = ports();
-        let a = p.enqueue(port, 1500, false, 0);
-        let b = p.enqueue(port, 1500, false, 0);
+        let a = p.enqueue(port, 1500, false, 0, true);
+        let b = p.enqueue(port, 1500, false, 0, true);
         // 1500 B at 10 Gb/s = 1.2 us; plus 1 us propagation.
         let to = p.peer(port);
         assert_eq!(a, Enqueued::Accepted { arrival: 2_200_000, to, queueing: 0, mark: false });
@@ -336,13 +338,13 @@ mod tests {
     #[test]
     fn entering_bytes_are_invisible_only_where_modelled() {
         let (mut p, port) = ports();
-        p.enqueue(port, 1500, false, 0);
+        p.enqueue(port, 1500, false, 0, true);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 750), "not modelled: all visible");
         let (mut p, port) = ports();
         p.model_entering();
-        p.enqueue(port, 1500, false, 0);
+        p.enqueue(port, 1500, false, 0, true);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 0));
-        p.enqueue(port, 1500, false, 1_000_000);
+        p.enqueue(port, 1500, false, 1_000_000, true);
         // The second packet has entered by 2.2 us; 0.2 us of it is left to serialise: 250 B.
         assert_eq!((p.backlog(port, 2_200_000), p.visible_backlog(port, 2_200_000)), (250, 250));
     }
@@ -350,11 +352,11 @@ mod tests {
     #[test]
     fn drop_tail_and_ecn_threshold_use_the_backlog_before_the_arrival() {
         let (mut p, port) = ports();
-        assert!(matches!(p.enqueue(port, 1500, true, 0), Enqueued::Accepted { mark: false, .. }));
+        assert!(matches!(p.enqueue(port, 1500, true, 0, true), Enqueued::Accepted { mark: false, .. }));
         // Backlog 1500 > K = 1000: marked.
-        assert!(matches!(p.enqueue(port, 1500, true, 0), Enqueued::Accepted { mark: true, .. }));
+        assert!(matches!(p.enqueue(port, 1500, true, 0, true), Enqueued::Accepted { mark: true, .. }));
         // 3000 + 1 > 3000 B buffer: dropped.
-        assert_eq!(p.enqueue(port, 1, true, 0), Enqueued::Dropped);
+        assert_eq!(p.enqueue(port, 1, true, 0, true), Enqueued::Dropped);
         assert_eq!((p.drops[port as usize], p.ecn_marks[port as usize]), (1, 1));
     }
 }

@@ -175,7 +175,7 @@ mod tests {
         // are not next hops toward pod 7, so a wrong sample would be visible.
         for (i, p) in t.ports_of(agg).enumerate() {
             for _ in 0..(8 - i) {
-                ports.enqueue(p, 1500, false, 0);
+                ports.enqueue(p, 1500, false, 0, true);
             }
         }
         let now = 2_000_000; // 2 us: all enqueues visible, backlogs still distinct

@@ -242,7 +242,7 @@ mod tests {
                 let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
                 s.next_port(&f, edge, &mut p)
             };
-            ports.enqueue(port, if i % 2 == 0 { 1500 } else { 64 }, false, 0);
+            ports.enqueue(port, if i % 2 == 0 { 1500 } else { 64 }, false, 0, true);
         }
         let f = Fabric { topo: &t, routes: &routes, ports: &ports, now: 0 };
         let g = routes.toward_tor(edge, f.dst_tor_index(&p));

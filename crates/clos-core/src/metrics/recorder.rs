@@ -265,7 +265,7 @@ mod tests {
         let (t, mut ports) = fabric();
         let mut r = Recorder::new(&t, None, BIN, true, 10 * BIN);
         r.close_bin(&ports, BIN, Activity { sent: 0, alive: 0 });
-        ports.enqueue(0, 1000, false, BIN + 1);
+        ports.enqueue(0, 1000, false, BIN + 1, true);
         r.close_bin(&ports, 2 * BIN, Activity { sent: 1, alive: 0 });
         let second: u64 = r.link_bins.bytes[t.ports.len()..].iter().sum();
         assert_eq!(second, 1000);

@@ -653,9 +653,14 @@ impl World {
         if !S::PLAIN && self.directory.is_some() && !self.directory_at_switch(node, h) {
             return; // misdelivered: reported and dropped
         }
+        if S::PLAIN && hint.node == node && hint.pkt == h {
+            // As below, without counting the hop: fixed shortest-path routes cannot loop.
+            self.transmit::<S>(hint.port, h);
+            return;
+        }
         let pkt = self.pool.get_mut(h);
         pkt.hops += 1;
-        if pkt.hops > MAX_HOPS {
+        if !S::PLAIN && pkt.hops > MAX_HOPS {
             // Transient micro-loops are possible while switches hold different routing
             // versions; with a fixed fabric a loop is a bug.
             debug_assert!(self.faults.is_some(), "forwarding loop");
@@ -734,8 +739,14 @@ impl World {
             self.pool.get_mut(h).epoch = self.ports.epoch[port as usize];
         }
         let pkt = self.pool.get_mut(h);
-        pkt.via = port;
-        match self.ports.enqueue(port, pkt.wire_bytes(), pkt.has(crate::packet::FLAG_ECT), self.now) {
+        // Only DRILL and lost packets ask by which link a packet came, and neither runs plain.
+        if !S::PLAIN {
+            pkt.via = port;
+        }
+        // Nothing encapsulates a packet in a plain run (VLB and the directory do not run so).
+        debug_assert!(!S::PLAIN || pkt.encap == 0);
+        let wire = if S::PLAIN { crate::packet::wire::frame(pkt.payload as u64, 0) } else { pkt.wire_bytes() };
+        match self.ports.enqueue(port, wire, pkt.has(crate::packet::FLAG_ECT), self.now, !S::PLAIN) {
             Enqueued::Dropped => {
                 self.pool.free(h);
                 self.counters.dropped += 1;
