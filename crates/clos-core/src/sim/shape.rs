@@ -88,7 +88,7 @@ mod tests {
                 let run = |general_only: bool| {
                     let mut w = World::new(&s).unwrap();
                     w.general_only = general_only;
-                    // Its 1,024 flows are below FLOW_LOOK_AHEAD_BYTES: switched on here, to be tested.
+                    // Its 1,024 flows are above FLOW_LOOK_AHEAD_BYTES: switched off here, to be tested.
                     w.look_ahead_flows = look == Look::HopsAndFlows;
                     assert_eq!(w.shape(), if general_only { Known::Any } else { known }, "{scheme}");
                     assert_eq!(w.look(), look, "{scheme} k={k}");
