@@ -13,7 +13,7 @@
 //! - `Counter`: the port with the fewest bytes sent so far, which stays balanced when packet
 //!   sizes vary (PLTS-CNT). Ties go to the earliest port of the group.
 
-use super::{ecmp::Ecmp, pick, Fabric};
+use super::{ecmp::Ecmp, Fabric};
 use crate::packet::Packet;
 use crate::rng::{next_u64, Stream, Streams};
 use crate::routing::Routes;
@@ -68,16 +68,19 @@ impl Spray {
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
-        let (g, group) = f.group_for(switch, pkt);
         match self.mode {
             Mode::RoundRobin => {
+                let (g, group) = f.group_for(switch, pkt);
                 let i = &mut self.next[g as usize];
                 let port = group[*i as usize % group.len()];
                 *i = (*i + 1) % group.len() as u32;
                 port
             }
-            Mode::Random => self.random_port(switch, group, pkt),
-            Mode::Counter => *group.iter().min_by_key(|&&p| f.ports.accepted(p).bytes).expect("non-empty group"),
+            Mode::Random => self.random_next_port(f, switch, pkt),
+            Mode::Counter => {
+                let (_, group) = f.group_for(switch, pkt);
+                *group.iter().min_by_key(|&&p| f.ports.accepted(p).bytes).expect("non-empty group")
+            }
         }
     }
 
@@ -88,15 +91,14 @@ impl Spray {
     /// None for the counter mode, whose choice reads the very counters a prefetch would be for.
     #[inline]
     pub fn predicted_port(&self, f: &Fabric, switch: u32, tor_index: u32, pkt: &Packet) -> Option<u32> {
+        if self.mode == Mode::Random {
+            return self.random_predicted_port(f, switch, tor_index, pkt);
+        }
         let g = f.routes.group_toward_tor(switch, tor_index);
         let group = f.routes.group(g);
-        if group.is_empty() {
-            return None;
-        }
         match self.mode {
-            Mode::RoundRobin => Some(group[self.next[g as usize] as usize % group.len()]),
-            Mode::Random => Some(self.random_port(switch, group, pkt)),
-            Mode::Counter => None,
+            Mode::RoundRobin if !group.is_empty() => Some(group[self.next[g as usize] as usize % group.len()]),
+            _ => None,
         }
     }
 
@@ -121,13 +123,8 @@ impl Spray {
         f.routes.pick_toward_tor(switch, tor_index, self.random_hash(switch, pkt))
     }
 
-    /// Random spraying's choice in `group`, shared by every way of choosing and predicting so
-    /// that they cannot drift apart (`Routes::pick_toward_tor` picks with the same hash).
-    #[inline]
-    fn random_port(&self, switch: u32, group: &[u32], pkt: &Packet) -> u32 {
-        pick(group, self.random_hash(switch, pkt))
-    }
-
+    /// Random spraying's hash, shared by the choice and its prediction so that the two cannot
+    /// drift apart (`Routes::pick_toward_tor` picks with it).
     #[inline]
     fn random_hash(&self, switch: u32, pkt: &Packet) -> u64 {
         self.salted.hash(switch, pkt.lb_tag as u64)

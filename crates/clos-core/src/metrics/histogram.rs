@@ -50,7 +50,9 @@ impl Histograms {
         let row = &mut self.rows[class];
         // `bucket` is below BUCKETS for every u64 (a test); the `min` says so to the compiler.
         row[bucket(v).min(BUCKETS - 1)] += 1;
-        row[BUCKETS] = row[BUCKETS].max(v);
+        if v > row[BUCKETS] {
+            row[BUCKETS] = v;
+        }
     }
 
     pub fn count(&self, class: usize) -> u64 {
