@@ -4,7 +4,9 @@
 //! hop closer to that ToR (all equal-cost next hops; parallel links count separately). A second
 //! table gives, for VLB, the ports one hop closer to the nearest top-tier switch (VL2's
 //! Intermediate anycast address, §4.2.2). Identical groups are stored once, so the per-packet
-//! lookup is two array reads and the tables stay small at 8,192 hosts.
+//! lookup is two array reads and the tables stay small at 8,192 hosts; where a group is a range
+//! of consecutive ports, its entry is also kept as that range (`Span`), and the schemes that
+//! pick by a hash compute their port from that one read.
 //!
 //! Routing follows a [`LinkState`]: the links the control plane believes are up, and their
 //! capacities. When it changes (a failure has been detected, a restored link advertised), a new
