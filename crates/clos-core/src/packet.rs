@@ -52,7 +52,8 @@ pub struct Packet {
     /// Extra IP headers currently on the packet (VL2 encapsulation: 2, then 1 after the
     /// Intermediate, then 0 after the destination ToR).
     pub encap: u8,
-    /// Hop count so far (for per-hop metrics and loop protection).
+    /// Switch hops so far, for loop protection: counted only where loops can happen (not in a
+    /// plain run, `sim/shape.rs`).
     pub hops: u8,
     /// CONGA: congestion-experienced metric, the max of the DREs along the path (CONGA §3.2).
     pub conga_ce: u8,

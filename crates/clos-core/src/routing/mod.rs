@@ -77,8 +77,8 @@ pub struct Class {
 
 /// A group of consecutive ports `first..first + len` in one word, the first in the high 24 bits
 /// and the length in the low 8; `NONE` (a length of 0) where the group is empty or is not such
-/// a range. The fabrics built whole have only ranges: a switch's ports toward one tier are
-/// numbered in a row (`topology`).
+/// a range. Fat trees and leaf-spines with single links, built whole, have only ranges: a
+/// switch's ports toward one tier are numbered in a row (`topology`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Span(u32);
 
@@ -312,7 +312,7 @@ impl Routes {
 
     /// `pick(self.toward_tor(switch, tor_index), hash)`, None where the group is empty: the
     /// hop of the schemes that pick by a hash. Where the group is a `Span` (every entry of a
-    /// fabric built whole), the port is computed from the entry alone.
+    /// fat tree built whole), the port is computed from the entry alone.
     #[inline]
     pub fn pick_toward_tor(&self, switch: u32, tor_index: u32, hash: u64) -> Option<u32> {
         let span = self.spans[(switch as usize - self.n_hosts) * self.n_tors + tor_index as usize];

@@ -656,23 +656,25 @@ impl World {
         if !S::PLAIN && self.directory.is_some() && !self.directory_at_switch(node, h) {
             return; // misdelivered: reported and dropped
         }
+        // A plain run's hop is not counted: fixed shortest-path routes cannot loop.
         if S::PLAIN && hint.node == node && hint.pkt == h {
-            // As below, without counting the hop: fixed shortest-path routes cannot loop.
-            self.transmit::<S>(hint.port, h);
+            self.transmit::<S>(hint.port, h); // as below, without looking at the packet
             return;
         }
         let pkt = self.pool.get_mut(h);
-        pkt.hops += 1;
-        if !S::PLAIN && pkt.hops > MAX_HOPS {
-            // Transient micro-loops are possible while switches hold different routing
-            // versions; with a fixed fabric a loop is a bug.
-            debug_assert!(self.faults.is_some(), "forwarding loop");
-            if let Some(f) = self.faults.as_mut() {
-                f.looped += 1;
+        if !S::PLAIN {
+            pkt.hops += 1;
+            if pkt.hops > MAX_HOPS {
+                // Transient micro-loops are possible while switches hold different routing
+                // versions; with a fixed fabric a loop is a bug.
+                debug_assert!(self.faults.is_some(), "forwarding loop");
+                if let Some(f) = self.faults.as_mut() {
+                    f.looped += 1;
+                }
+                self.pool.free(h);
+                self.counters.dropped += 1;
+                return;
             }
-            self.pool.free(h);
-            self.counters.dropped += 1;
-            return;
         }
         if hint.node == node && hint.pkt == h {
             // A hop in transit, chosen by the look-ahead (`NextHop`), which gives no hint where

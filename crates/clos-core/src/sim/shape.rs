@@ -88,7 +88,7 @@ mod tests {
                 let run = |general_only: bool| {
                     let mut w = World::new(&s).unwrap();
                     w.general_only = general_only;
-                    // Its 1,024 flows are above FLOW_LOOK_AHEAD_BYTES: switched off here, to be tested.
+                    // As the case asks: k = 16's 1,024 flows would have it on (FLOW_LOOK_AHEAD_BYTES).
                     w.look_ahead_flows = look == Look::HopsAndFlows;
                     assert_eq!(w.shape(), if general_only { Known::Any } else { known }, "{scheme}");
                     assert_eq!(w.look(), look, "{scheme} k={k}");
