@@ -53,7 +53,8 @@ pub struct Packet {
     /// Intermediate, then 0 after the destination ToR).
     pub encap: u8,
     /// Switch hops so far, for loop protection: counted only where loops can happen (not in a
-    /// plain run, `sim/shape.rs`).
+    /// plain run, `sim/shape.rs`, nor on a hop the look-ahead chose, which it does only on a
+    /// fabric that never changes).
     pub hops: u8,
     /// CONGA: congestion-experienced metric, the max of the DREs along the path (CONGA §3.2).
     pub conga_ce: u8,

@@ -656,9 +656,11 @@ impl World {
         if !S::PLAIN && self.directory.is_some() && !self.directory_at_switch(node, h) {
             return; // misdelivered: reported and dropped
         }
-        // A plain run's hop is not counted: fixed shortest-path routes cannot loop.
-        if S::PLAIN && hint.node == node && hint.pkt == h {
-            self.transmit::<S>(hint.port, h); // as below, without looking at the packet
+        if hint.node == node && hint.pkt == h {
+            // A hop in transit, chosen by the look-ahead (`NextHop`). It hints only where the
+            // scheme's choice is exact (ECMP, random spraying: no egress hook) on a fabric that
+            // never changes, whose shortest paths cannot loop: no hop to count.
+            self.transmit::<S>(hint.port, h);
             return;
         }
         let pkt = self.pool.get_mut(h);
@@ -675,14 +677,6 @@ impl World {
                 self.counters.dropped += 1;
                 return;
             }
-        }
-        if hint.node == node && hint.pkt == h {
-            // A hop in transit, chosen by the look-ahead (`NextHop`), which gives no hint where
-            // routes may have holes.
-            let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-            self.fwd.on_egress_known(S::KNOWN, &f, hint.port, pkt);
-            self.transmit::<S>(hint.port, h);
-            return;
         }
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
