@@ -15,7 +15,7 @@ from clos.cli import app
 from clos.experiments import SCALES, experiments_root, load_paper, load_papers
 from clos.reproduce import judge, passed, select
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "clos" / "data" / "experiments"
 
 
 def test_every_repository_experiment_is_a_valid_scenario_at_both_scales():

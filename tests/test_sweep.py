@@ -28,10 +28,10 @@ from clos.cli import app
 from clos.results import FILES, SUMMARY
 from clos.run_cache import scenario_key
 from clos.scenario import Scenario
-from clos.sweep import SweepResult, SweepSpec, run_sweep
+from clos.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "sweep-ecmp-vs-drill.toml"
+EXAMPLE = ROOT / "python" / "clos" / "data" / "sweeps" / "ecmp-vs-drill.toml"
 DOCS = (ROOT / "docs" / "sweeps.md").read_text()
 README = (ROOT / "README.md").read_text()
 
@@ -393,8 +393,8 @@ def blocks(language: str, text: str) -> list[str]:
 
 @pytest.mark.parametrize("toml_text", blocks("toml", DOCS), ids=lambda t: t.split("\n")[0])
 def test_docs_specs_run_at_a_small_size(toml_text: str, tmp_path: Path):
-    # Bases are bundled scenarios or files in examples/; each run is cut at 1 ms simulated.
-    spec = SweepSpec.from_table(tomllib.loads(toml_text), ROOT / "examples", "docs/sweeps.md")
+    # Bases are bundled scenarios or files beside the bundled specs; each run is cut at 1 ms.
+    spec = SweepSpec.from_table(tomllib.loads(toml_text), EXAMPLE.parent, "docs/sweeps.md")
     table = clos.sweep(spec, tmp_path, overrides=["max_time=1ms"], workers=1, progress=False)
     assert table.height == spec.size
     assert (table["flows"] > 0).all()
@@ -409,9 +409,7 @@ def test_docs_python_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(executors, "default_workers", lambda: 1)
-    (tmp_path / "examples").mkdir()
-    shutil.copy(EXAMPLE, tmp_path / "examples")
-    call = 'clos.sweep("examples/sweep-ecmp-vs-drill.toml")'
+    call = 'clos.sweep("ecmp-vs-drill")'
     assert call in sweep_example
     shrunk = call.replace(")", ', overrides=["workload.stop=1ms"])')
     exec(compile(sweep_example.replace(call, shrunk), "docs/sweeps.md", "exec"), {})
@@ -440,7 +438,8 @@ def test_documented_commands_use_real_options():
     assert len(commands) >= 3
     for command in commands:
         words = shlex.split(command, comments=True)
-        assert Path(ROOT, words[2]).is_file() or words[2].endswith(".toml"), command
+        spec = words[2]
+        assert Path(ROOT, spec).is_file() or spec.endswith(".toml") or spec in bundled_spec_names(), command
         for word in words:
             if word.startswith("-"):
                 assert word.split("=")[0] in help_text, f"{word} in: {command}"

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 import clos
+from clos import extras
 from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.directory import app as directory_app
 from clos.progress import RunProgress
@@ -93,7 +94,9 @@ def unfinished_note(name: str, results: Results) -> str | None:
 
 def show_version(value: bool) -> None:
     if value:
-        stdout.print(f"clos {clos.__version__}")
+        from clos.build_info import describe
+
+        stdout.print(describe(), markup=False, highlight=False)
         raise typer.Exit()
 
 
@@ -175,7 +178,7 @@ def sweep(
         Path,
         typer.Argument(
             help="A sweep spec (TOML): a base scenario and a list of values for each parameter "
-            "(docs/sweeps.md). Every combination runs.",
+            "(docs/sweeps.md), or a bundled spec's name (ecmp-vs-drill). Every combination runs.",
             show_default=False,
         ),
     ],
@@ -284,8 +287,8 @@ def bench(
             stdout.print(bench_table(runs, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES))
 
 
-# `clos report` and `clos compare` (issue 3) import their modules inside the command, not at the
-# top, so that matplotlib is loaded only by the commands that draw.
+# `clos report` and `clos compare` import their modules inside the command, not at the top, so
+# that matplotlib (the `plots` extra) is loaded only by the commands that draw.
 
 
 @app.command()
@@ -302,9 +305,10 @@ def report(
     ] = None,
 ) -> None:
     """Write an HTML report of one run: key numbers, plots and per-tier tables."""
-    from clos.report import write_report
-
     with reported_errors():
+        extras.require("plots", "clos report")
+        from clos.report import write_report
+
         # soft_wrap: a long path stays on one line, so it can be copied.
         stdout.print(f"wrote {write_report(results_dir, out)}", soft_wrap=True)
 
@@ -330,6 +334,7 @@ def compare(
     with reported_errors():
         runs = load_runs(results_dirs)
         stdout.print(key_numbers_table(runs))
+        extras.require("plots", "clos compare's page (the table above needs nothing more)")
         stdout.print(f"wrote {write_runs(runs, out)}", soft_wrap=True)
 
 

@@ -24,7 +24,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-BUILD_HINT = "build it with `cargo build --release -p clos-directory` (./test.sh does)"
+BUILD_HINT = (
+    "install it with `cargo install --locked --path crates/clos-directory` from a clos checkout "
+    "(or build it there with `cargo build --release -p clos-directory`, as ./test.sh does)"
+)
 
 
 class DirectoryError(Exception):

@@ -21,7 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clos import _core
+from clos import _core, extras
 from clos.results import Results
 from clos.run_cache import build_digest
 
@@ -123,11 +123,9 @@ def dask(
 
     Task keys are `clos-run-<job id>`, so the dashboard shows which scenario each task is.
     """
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError as error:  # pragma: no cover - a dependency, but say what to install
-        raise OSError(f"a Dask scheduler needs the `distributed` package ({error})") from None
+    extras.require("dask", "a Dask scheduler")
+    from distributed import Client
+    from distributed import as_completed as dask_completed
 
     client = scheduler if isinstance(scheduler, Client) else connect(scheduler)
     try:
@@ -159,6 +157,7 @@ def connect(address: str) -> Client:
     by DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s), since a batch system may still be starting
     the scheduler.
     """
+    extras.require("dask", "a Dask scheduler")
     from distributed import Client
 
     try:

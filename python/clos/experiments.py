@@ -1,4 +1,4 @@
-"""The papers' experiments and claims, as `experiments/<paper>/claims.toml` describes them.
+"""The papers' experiments and claims, as `data/experiments/<paper>/claims.toml` describes them.
 
 A paper's claims file names its experiments (a scenario file, the overrides that make each
 scale, and the runs: one set of overrides each, e.g. one per scheme) and its claims (the
@@ -20,6 +20,9 @@ from clos.claim_expr import FUNCTIONS, parse
 from clos.scenario import Scenario
 
 SCALES = ("small", "paper")
+
+# The seed papers' experiments ship with the package, one folder per paper.
+BUNDLED = Path(__file__).parent / "data" / "experiments"
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,13 @@ class Paper:
 
 
 def experiments_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """Where the experiments live: the argument, $CLOS_EXPERIMENTS, or the repository's."""
+    """Where the experiments live: the argument, $CLOS_EXPERIMENTS, or the package's own."""
     if root is not None:
         path = Path(root)
     elif os.environ.get("CLOS_EXPERIMENTS"):
         path = Path(os.environ["CLOS_EXPERIMENTS"])
     else:
-        path = Path(__file__).resolve().parents[2] / "experiments"
+        path = BUNDLED
     if not path.is_dir():
         raise ScenarioError(
             f"no experiments folder at {path}: pass --experiments DIR (a folder with one "

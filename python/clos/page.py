@@ -10,9 +10,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from html import escape
+from dataclasses import dataclass
 from pathlib import Path
 
-from clos.plots import Plot
+
+@dataclass(frozen=True)
+class Plot:
+    """One figure of a page: its PNG, or why it was skipped (no file then)."""
+
+    title: str
+    caption: str
+    file: Path | None = None
+    skipped: str | None = None
+
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; color: #222; }

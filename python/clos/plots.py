@@ -12,7 +12,6 @@ grows with each plot, and no GUI backend needed on a headless machine.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter
 
+from clos.page import Plot
 from clos.run_folder import SavedRun
 
 PS_PER_S = 1e12
@@ -33,14 +33,6 @@ UPLINK_TIERS = ("tor_up", "agg_up")
 CDF_POINTS = 4000
 
 Runs = Mapping[str, SavedRun]
-
-
-@dataclass(frozen=True)
-class Plot:
-    title: str
-    caption: str
-    file: Path | None = None
-    skipped: str | None = None
 
 
 def _has(frame: pl.DataFrame, *columns: str) -> bool:

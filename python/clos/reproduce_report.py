@@ -11,10 +11,10 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from clos import page
+from clos import extras, page
 from clos.batch import RunRecord
 from clos.experiments import Paper
-from clos.plots import Plot
+from clos.page import Plot
 from clos.reproduce import Verdict
 
 STYLES = {
@@ -124,6 +124,9 @@ def write_report(
     body = [page.heading(f"clos reproduce: {scale} scale", 1)]
     body.append(page.table(HEADER, verdict_rows(verdicts)))
     shown = {(v.claim.paper, e) for v in verdicts for e in v.claim.experiments}
+    if not extras.installed("plots"):
+        shown = set()
+        body.append(page.paragraph("No plots: they need matplotlib, pip install 'clos[plots]'.", "note"))
     for key, paper in papers.items():
         for name, experiment in paper.experiments.items():
             if (key, name) not in shown or experiment.plot is None:

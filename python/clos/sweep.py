@@ -60,6 +60,14 @@ class SpecError(ScenarioError):
     one line (the CLI's error handling) reports these too."""
 
 
+# Specs that ship with the package, runnable by name: `clos sweep ecmp-vs-drill`.
+BUNDLED_SPECS = Path(__file__).parent / "data" / "sweeps"
+
+
+def bundled_spec_names() -> list[str]:
+    return sorted(path.stem for path in BUNDLED_SPECS.glob("*.toml"))
+
+
 @dataclass(frozen=True)
 class SweepSpec:
     """A base scenario and the values to try for each swept field, in the spec's order."""
@@ -72,9 +80,14 @@ class SweepSpec:
 
     @classmethod
     def load(cls, path: str | PathLike[str]) -> SweepSpec:
+        """A spec file, or the name of a bundled spec (`ecmp-vs-drill`)."""
         spec_path = Path(path)
+        if not spec_path.is_file() and str(path) in bundled_spec_names():
+            spec_path = BUNDLED_SPECS / f"{path}.toml"
         if not spec_path.is_file():
-            raise FileNotFoundError(f"sweep spec not found: {spec_path}")
+            raise FileNotFoundError(
+                f"sweep spec not found: {spec_path} (bundled specs: {', '.join(bundled_spec_names())})"
+            )
         return cls.from_table(
             read_toml(spec_path), spec_path.parent, str(spec_path), default_name=spec_path.stem
         )

@@ -25,6 +25,12 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The commit the extension was built from (crates/clos-py/build.rs), or "unknown".
+#[pyfunction]
+fn commit() -> &'static str {
+    env!("CLOS_COMMIT")
+}
+
 /// The normalised scenario (every default filled in) as JSON.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<String> {
@@ -121,6 +127,7 @@ fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
