@@ -61,6 +61,26 @@ fn drill_fig4_decomposes_into_the_papers_components() {
     assert_eq!(components(&t, &r, "tor0", "tor1"), vec![(names(&["spine1", "spine2"]), 1)]);
 }
 
+/// DRILL §3.4.3's worked example: Fig. 4(a)'s fabric with L0-S0, L0-S1 and L1-S0 at 40 Gb/s and
+/// the other links at 10 Gb/s. Of the L0 -> L1 paths H0 = L0 S0 L1, H1 = L0 S1 L1 and
+/// H2 = L0 S2 L1, "we have H0 ~ H2 but H0 !~ H1": the capacity factors on the last link are
+/// 40/40 = 1 (H0), 10/10 = 1 (H2) and 40/10 = 4 (H1). Weights are the paths' capacities:
+/// {H0, H2} = 40 + 10 and {H1} = 10, so 5 : 1.
+#[test]
+fn drill_heterogeneous_example_groups_paths_by_their_own_capacity_factors() {
+    let c = leaf_spine::LeafSpine { leaves: 4, spines: 3, hosts_per_leaf: 1, links_per_pair: 1 };
+    let t = leaf_spine::build(&c, Rate(10_000_000_000), Rate(10_000_000_000), 0).unwrap();
+    let mut state = LinkState::all_up(&t);
+    for (a, b) in [("tor0", "spine0"), ("tor0", "spine1"), ("tor1", "spine0")] {
+        let (a, b) = (t.node_named(a).unwrap(), t.node_named(b).unwrap());
+        for l in t.links_between(a, b) {
+            state.rate[l as usize] = 40_000_000_000;
+        }
+    }
+    let r = Routes::with_state(&t, &state, SplitMode::Components);
+    assert_eq!(components(&t, &r, "tor0", "tor1"), vec![(names(&["spine0", "spine2"]), 5), (names(&["spine1"]), 1)]);
+}
+
 /// A symmetric fabric has one component per destination: the whole equal-cost group.
 #[test]
 fn a_symmetric_fabric_has_one_component_per_destination() {

@@ -1,24 +1,36 @@
 //! DRILL's decomposition of an asymmetric Clos into symmetric components (DRILL §3.4.1).
 //!
 //! Step 1, the Quiver: for every ordered pair of leaves (ToRs) and every link (a, b) on one of
-//! their shortest paths, the label (src, dst, cf), where the capacity factor cf is the bottleneck
-//! capacity from src to a along the path over the capacity of (a, b), or infinity when a = src
-//! (§3.4.3). Parallel links between two switches are one Quiver edge with their summed capacity
-//! ("one 40Gbps link or four 10Gbps links", §3.4.3). An edge's *score* is a hash of its label
-//! set. Step 2: at each switch, the shortest paths toward a destination ToR are grouped by
-//! their score sequence; paths with equal sequences are symmetric and form a component, whose
-//! weight is the summed capacity of its paths (the capacity of a path is that of its slowest
-//! link). The data plane hashes a flow to a component by weight and runs DRILL(d, m) over the
-//! component's first-hop ports (§3.4.2).
+//! their shortest paths, the label (src, dst). Parallel links between two switches are one
+//! Quiver edge with their summed capacity ("one 40Gbps link or four 10Gbps links", §3.4.3). An
+//! edge's *score* is a hash of its set of labels. Step 2: at each switch, the shortest paths
+//! toward a destination ToR are grouped by their sequence of (edge score, capacity factor);
+//! paths with equal sequences are symmetric and form a component, whose weight is the summed
+//! capacity of its paths (the capacity of a path is that of its slowest link). The data plane
+//! hashes a flow to a component by weight and runs DRILL(d, m) over the component's first-hop
+//! ports (§3.4.2).
 //!
-//! Scores are sums of 64-bit label hashes, so a set hash does not depend on the order labels
-//! are found in; two different label sets collide with probability about 2^-64.
+//! The capacity factor (§3.4.3) of a path p at its link (a, b) is the bottleneck capacity of p
+//! from its start to a over the capacity of (a, b), infinite at the first link: the rate at
+//! which p's traffic can build a queue at a toward b. It belongs to the path, not to the edge:
+//! §3.4.3's worked example (Fig. 4(a) with L0-S0, L0-S1 and L1-S0 at 40 Gb/s, the rest at 10)
+//! has H0 = L0 S0 L1 ~ H2 = L0 S2 L1 but not ~ H1 = L0 S1 L1, which holds when edges are
+//! compared by their (src, dst) labels and each path by its own factors (1 on S0 -> L1 and on
+//! S2 -> L1, 4 on S1 -> L1); folding every pair's factor into the edge's label set instead
+//! would tell S0 -> L1 (L2's factor 1/4) from S2 -> L1 (L2's factor 1) and split H0 from H2.
+//! A switch decomposes its own paths, so a path starts at the deciding switch (§3.4.1: "each
+//! source switch decomposes its set of shortest paths"), with its first link's factor infinite.
+//!
+//! Scores are sums of 64-bit label hashes over each edge's label set, so a set hash does not
+//! depend on the order labels are found in; two different label sets collide with probability
+//! about 2^-64.
 
 use super::{gcd, LinkState};
 use crate::rng::mix64;
 use crate::topology::Topology;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+/// The capacity factor of a path's first link.
 const INFINITE: (u64, u64) = (1, 0);
 
 pub struct Quiver {
@@ -47,6 +59,12 @@ fn next_switches(t: &Topology, state: &LinkState, node: u32, dist: &[u32]) -> Ve
     out
 }
 
+/// The capacity factor x / c in lowest terms, hashed.
+fn factor_hash(x: u64, c: u64) -> u64 {
+    let (a, b) = if x == u64::MAX { INFINITE } else { (x / gcd(x, c).max(1), c / gcd(x, c).max(1)) };
+    mix64(a ^ mix64(b.rotate_left(17)))
+}
+
 impl Quiver {
     /// `dists[i]`: switch distances to ToR `t.tors[i]` over the up links of `state`.
     pub fn build(t: &Topology, state: &LinkState, dists: &[Vec<u32>]) -> Quiver {
@@ -57,39 +75,21 @@ impl Quiver {
                 if src == dst || dist[src as usize] == u32::MAX {
                     continue;
                 }
-                // Prefix bottlenecks of the paths from src to each node, walking down the
-                // shortest-path DAG one distance level at a time.
-                let mut prefix: HashMap<u32, Vec<u64>> = HashMap::from([(src, vec![u64::MAX])]);
+                // Every edge on a shortest src -> dst path gets the label (src, dst) once,
+                // walking down the shortest-path DAG one distance level at a time.
+                let label = mix64((src as u64) << 32 | dst as u64);
+                let mut labelled: HashSet<(u32, u32)> = HashSet::new();
                 let mut level = vec![src];
-                while let Some(&first) = level.first() {
-                    if dist[first as usize] == 0 {
-                        break;
-                    }
+                while !level.is_empty() {
                     let mut next_level = Vec::new();
                     for &a in &level {
-                        let caps = prefix[&a].clone();
                         for b in next_switches(t, state, a, dist) {
-                            let c = capacity(t, state, a, b);
-                            let edge = score.entry((a, b)).or_insert(0);
-                            for &x in &caps {
-                                let cf = if a == src {
-                                    INFINITE
-                                } else {
-                                    let g = gcd(x, c).max(1);
-                                    (x / g, c / g)
-                                };
-                                let label = mix64(mix64(mix64((src as u64) << 32 | dst as u64) ^ cf.0) ^ cf.1.rotate_left(17));
+                            if labelled.insert((a, b)) {
+                                let edge = score.entry((a, b)).or_insert(0);
                                 *edge = edge.wrapping_add(label);
                             }
-                            let entry = prefix.entry(b).or_default();
-                            if entry.is_empty() {
+                            if !next_level.contains(&b) {
                                 next_level.push(b);
-                            }
-                            for &x in &caps {
-                                let m = x.min(c);
-                                if !entry.contains(&m) {
-                                    entry.push(m);
-                                }
                             }
                         }
                     }
@@ -108,11 +108,13 @@ impl Quiver {
     /// The components at `node` toward the ToR whose switch distances are `dist`: for each, the
     /// first-hop ports of its paths (in port order) and its weight (summed path capacity).
     pub fn components(&self, t: &Topology, state: &LinkState, node: u32, dist: &[u32]) -> Vec<(Vec<u32>, u64)> {
-        // (score sequence hash, first hop, capacity) of every shortest path, depth first.
+        // (hash of the path's (score, capacity factor) sequence, first hop, capacity) of every
+        // shortest path, depth first.
         let mut paths: Vec<(u64, u32, u64)> = Vec::new();
-        let mut stack: Vec<(u32, u32, u64, u64)> = Vec::new(); // (node, first hop, score hash, bottleneck)
+        let mut stack: Vec<(u32, u32, u64, u64)> = Vec::new(); // (node, first hop, sequence hash, bottleneck)
         for b in next_switches(t, state, node, dist) {
-            stack.push((b, b, mix64(self.score(node, b)), capacity(t, state, node, b)));
+            let c = capacity(t, state, node, b);
+            stack.push((b, b, mix64(self.score(node, b) ^ factor_hash(u64::MAX, c)), c));
         }
         stack.reverse();
         while let Some((n, first, h, cap)) = stack.pop() {
@@ -122,7 +124,10 @@ impl Quiver {
             }
             let mut children: Vec<(u32, u32, u64, u64)> = next_switches(t, state, n, dist)
                 .into_iter()
-                .map(|b| (b, first, mix64(h ^ self.score(n, b)), cap.min(capacity(t, state, n, b))))
+                .map(|b| {
+                    let c = capacity(t, state, n, b);
+                    (b, first, mix64(h ^ self.score(n, b) ^ factor_hash(cap, c)), cap.min(c))
+                })
                 .collect();
             children.reverse();
             stack.extend(children);
