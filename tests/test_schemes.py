@@ -16,7 +16,9 @@ def test_every_required_scheme_is_listed_with_its_parameters():
     by_name = {s.name: s for s in schemes()}
     assert REQUIRED <= set(by_name)
     drill = {p.name: p.default for p in by_name["drill"].params}
-    assert drill == {"d": "2", "m": "1", "engines": "1", "decompose": "true"}, "DRILL(2,1), single engine (DRILL §4), §3.4's decomposition on"
+    assert drill == {"d": "2", "m": "1", "engines": "1", "entering": "100ns", "decompose": "true"}, (
+        "DRILL(2,1), single engine (DRILL §4), packets invisible for a pipeline delay, §3.4's decomposition on"
+    )
     assert {p.name for p in by_name["presto"].params} == {"flowcell", "weighted"}
     assert by_name["ecmp"].params == ()
 

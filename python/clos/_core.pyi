@@ -27,6 +27,9 @@ class FlowColumns(TypedDict):
     timeouts: npt.NDArray[np.uint64]
     dupacks: npt.NDArray[np.uint64]
     out_of_order: npt.NDArray[np.uint64]
+    reordered: npt.NDArray[np.uint64]
+    spurious_retransmits: npt.NDArray[np.uint64]
+    drops: npt.NDArray[np.uint64]
 
 class LinkColumns(TypedDict):
     id: npt.NDArray[np.uint32]

@@ -67,6 +67,11 @@ SECTIONS: dict[str, list[Metric]] = {
     "reordering": [
         ("flows with dupACKs", _summary("flows", "with_dupacks_fraction", units.percent)),
         ("flows with > 3 dupACKs", _summary("flows", "with_over_3_dupacks", units.count)),
+        ("flows reordered", _summary("flows", "reordered_fraction", units.percent)),
+        ("reordered, no loss", _summary("flows", "reordered_without_loss_fraction", units.percent)),
+        ("dupACKs from loss", _summary("flows", "dupacks_loss", units.count)),
+        ("dupACKs from reordering", _summary("flows", "dupacks_reordering", units.count)),
+        ("spurious retransmits", _summary("flows", "spurious_retransmits", units.count)),
     ],
     "goodput": [
         ("completion time", _summary("goodput", "completion_time_s", units.duration)),

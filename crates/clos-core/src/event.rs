@@ -27,6 +27,10 @@ pub enum Event {
     Rto { flow: u32, gen: u32 },
     /// The delayed-ACK timer of `flow`'s receiver may have expired (stale if `gen` is old).
     DelayedAck { flow: u32, gen: u32 },
+    /// `host`'s NIC queue has room for data again: its waiting flows send in turn (`fq`).
+    HostDrain { host: u32 },
+    /// The oldest packet `flow` had in its host's NIC queue has left (TCP small queues).
+    TsqWake { flow: u32 },
     /// The receiver reorder shim of `flow` may have to release what it holds.
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).
@@ -335,6 +339,12 @@ impl EventQueue {
             scratch: Vec::new(),
             seq: 0,
         }
+    }
+
+    /// Room for `n` events beyond the wheel's span (timers: retransmission timeouts are
+    /// milliseconds away), so that the far heap reaches its working size without growing.
+    pub fn reserve_far(&mut self, n: usize) {
+        self.overflow.reserve(n);
     }
 
     /// Schedule `event` at `time`, which must not be earlier than the last event popped.

@@ -34,6 +34,8 @@ pub const FLAG_ECT: u8 = 2;
 pub const FLAG_CE: u8 = 4;
 /// ECN echo (set by a DCTCP receiver on ACKs).
 pub const FLAG_ECE: u8 = 8;
+/// A retransmission (for the receiver's count of loss against reordering; not on the wire).
+pub const FLAG_RETX: u8 = 16;
 
 /// Up to three SACK blocks, as fit in a TCP option alongside timestamps (RFC 2018).
 pub type SackBlocks = [(u32, u32); 3];

@@ -31,6 +31,8 @@ pub struct Scenario {
     #[serde(default)]
     pub switch: SwitchSpec,
     #[serde(default)]
+    pub host: HostSpec,
+    #[serde(default)]
     pub routing: RoutingSpec,
     #[serde(default)]
     pub transport: TransportSpec,
@@ -191,6 +193,74 @@ pub struct SwitchSpec {
     /// Mark CE when the backlog at enqueue exceeds this (needed by DCTCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<ByteSize>,
+    /// A shared buffer per switch, with dynamic thresholds (`fabric/shared_buffer.rs`); each
+    /// queue stays capped by `buffer` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<ByteSize>,
+    /// The dynamic threshold's alpha (default 2 with a pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+}
+
+/// `[host]`: the hosts' egress between TCP and the NIC (`sim/egress.rs`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    #[serde(default)]
+    pub qdisc: Qdisc,
+    /// `fq`: bytes the NIC queue takes before data waits in the qdisc (default: two full frames).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_buffer: Option<ByteSize>,
+    /// `fifo`: TCP small queues, a flow's bytes in the NIC queue.
+    #[serde(default)]
+    pub tsq: Tsq,
+}
+
+/// The discipline in front of a host's NIC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Qdisc {
+    /// Linux `fq`: per-flow round robin, control packets first, a short NIC queue.
+    #[default]
+    Fq,
+    /// One FIFO for everything, bounded per flow by `tsq`.
+    Fifo,
+}
+
+/// TCP small queues: how many bytes of a flow's may sit in its host's NIC queue, as written:
+/// `"auto"` (Linux's: 1 ms of the host's rate, at most 1 MB), `"off"`, or a size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Tsq {
+    #[default]
+    Auto,
+    Off,
+    Bytes(ByteSize),
+}
+
+impl TryFrom<String> for Tsq {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Tsq::Auto),
+            "off" => Ok(Tsq::Off),
+            t => match crate::units::parse_bytes(t) {
+                Ok(0) => Err("a limit of 0 bytes would never send: write \"off\" for no limit".into()),
+                Ok(b) => Ok(Tsq::Bytes(ByteSize(b))),
+                Err(e) => Err(format!("{e}; write \"auto\" (Linux's limit), \"off\", or a size such as \"256KB\"")),
+            },
+        }
+    }
+}
+
+impl From<Tsq> for String {
+    fn from(t: Tsq) -> String {
+        match t {
+            Tsq::Auto => "auto".into(),
+            Tsq::Off => "off".into(),
+            Tsq::Bytes(b) => format!("{}B", b.0),
+        }
+    }
 }
 
 fn default_buffer() -> ByteSize {
@@ -199,7 +269,7 @@ fn default_buffer() -> ByteSize {
 
 impl Default for SwitchSpec {
     fn default() -> Self {
-        SwitchSpec { buffer: default_buffer(), ecn_threshold: None }
+        SwitchSpec { buffer: default_buffer(), ecn_threshold: None, pool: None, alpha: None }
     }
 }
 
@@ -221,6 +291,8 @@ pub struct TransportSpec {
     pub rto_min: Duration,
     pub rto_max: Duration,
     pub dctcp_g: f64,
+    /// The receiver's advertised window (Linux: up to `tcp_rmem`'s 6 MB by autotuning).
+    pub rwnd: ByteSize,
     /// Receiver reorder shim below TCP (default: on for Presto, off otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_shim: Option<bool>,
@@ -243,6 +315,7 @@ impl Default for TransportSpec {
             rto_min: Duration(10 * PS_PER_MS),
             rto_max: Duration(PS_PER_S),
             dctcp_g: 1.0 / 16.0,
+            rwnd: ByteSize(6 << 20),
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
             adaptive_dupack_threshold: false,
@@ -465,6 +538,9 @@ impl Scenario {
             // Timers are set in 64-bit picoseconds past now; RFC 6298 (2.5) asks for at least 60 s.
             return Err(bad("transport.rto_max", format!("{} is beyond the {}s a timer may wait", t.rto_max, MAX_DELAY.0 * 1000 / PS_PER_S)));
         }
+        if t.rwnd.0 < t.mss as u64 {
+            return Err(bad("transport.rwnd", format!("{} B is less than one segment (transport.mss = {} B)", t.rwnd.0, t.mss)));
+        }
         if !(t.dctcp_g > 0.0 && t.dctcp_g <= 1.0) {
             return Err(bad("transport.dctcp_g", format!("must be in (0, 1], got {}", t.dctcp_g)));
         }
@@ -483,8 +559,31 @@ impl Scenario {
         if self.switch.buffer.0 < min_frame {
             return Err(bad("switch.buffer", format!("{} B cannot hold one full-size packet ({min_frame} B)", self.switch.buffer.0)));
         }
+        if self.switch.alpha.is_some() && self.switch.pool.is_none() {
+            return Err(bad("switch.alpha", "applies to a shared buffer: set switch.pool (bytes per switch) too"));
+        }
+        if let Some(pool) = self.switch.pool {
+            let a = *self.switch.alpha.get_or_insert(2.0);
+            if !(a.is_finite() && a > 0.0 && a <= 64.0) {
+                return Err(bad("switch.alpha", format!("must be in (0, 64], got {a}")));
+            }
+            if pool.0 < min_frame {
+                return Err(bad("switch.pool", format!("{} B cannot hold one full-size packet ({min_frame} B)", pool.0)));
+            }
+        }
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
             return Err(bad("switch.buffer", format!("{} B is more than a port can model ({} B, 4 GiB); real switches have tens of MB", self.switch.buffer.0, crate::fabric::MAX_BUFFER)));
+        }
+        if let Some(b) = self.host.nic_buffer {
+            if self.host.qdisc != Qdisc::Fq {
+                return Err(bad("host.nic_buffer", "applies to qdisc = \"fq\" only (a \"fifo\" host's NIC queue is bounded per flow by host.tsq)"));
+            }
+            if b.0 < min_frame {
+                return Err(bad("host.nic_buffer", format!("{} B cannot hold one full-size packet ({min_frame} B); two are the least that keeps the link busy", b.0)));
+            }
+        }
+        if self.host.qdisc == Qdisc::Fq && self.host.tsq != Tsq::Auto {
+            return Err(bad("host.tsq", "applies to qdisc = \"fifo\" only: under \"fq\" a flow never has more than host.nic_buffer in the NIC queue"));
         }
         if self.output.bin.0 == 0 {
             return Err(bad("output.bin", "must be positive"));
@@ -543,6 +642,7 @@ impl Scenario {
             adaptive_dupthresh: t.adaptive_dupack_threshold.then_some(t.max_dupack_threshold),
             mss_min: t.mss_min,
             mss_salt: crate::rng::mix64(self.seed ^ 0x6d73_735f_7361_6c74), // "mss_salt"
+            rwnd: t.rwnd.0,
         }
     }
 }

@@ -137,11 +137,14 @@ fn a_migration_misdelivers_only_until_the_correction_and_the_flow_completes() {
     assert!(secs(&m["last_misdelivered_s"]) >= last_stale_send, "{m}");
     assert_eq!(m["reports_unanswered"], 0);
     assert!(m["corrections"] == m["reports"] && m["reports"].as_u64() <= m["misdelivered"].as_u64(), "{m}");
-    // The window in flight was lost, so TCP resumes at its retransmission timeout (10 ms).
+    // What was in flight was lost and is sent again; the flow resumes at the new server within
+    // its retransmission timeout (10 ms) of the move. (The host's NIC queue holds two frames
+    // (`[host] qdisc = "fq"`), so the rest of the window waited in TCP and went to the new
+    // server, and SACK may recover without a timeout.)
     let resumed = secs(&m["first_delivery_s"]);
     assert!(resumed > converged && resumed < 12.0 * 1e-3, "{m}");
     assert_eq!(r.summary["flows"]["finished"], 1);
-    assert!(r.flows.timeouts[0] >= 1);
+    assert!(r.flows.retransmits[0] >= m["misdelivered"].as_u64().unwrap(), "every lost packet is sent again");
     let p = &r.summary["packets"];
     assert!(p["dropped"].as_u64().unwrap() >= m["misdelivered"].as_u64().unwrap());
     // The receiver's ACKs now leave h8, whose agent has no mapping for AA 4 yet: one more lookup.

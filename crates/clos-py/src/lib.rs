@@ -114,7 +114,7 @@ fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("summary", r.summary.to_string())?;
     out.set_item(
         "flows",
-        table!(py, r.flows, id, src, dst, service, bytes, mss, delivered, start_ps, end_ps, finished, fct_ps, ideal_fct_ps, slowdown, retransmits, timeouts, dupacks, out_of_order),
+        table!(py, r.flows, id, src, dst, service, bytes, mss, delivered, start_ps, end_ps, finished, fct_ps, ideal_fct_ps, slowdown, retransmits, timeouts, dupacks, out_of_order, reordered, spurious_retransmits, drops),
     )?;
     out.set_item("links", table!(py, r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation))?;
     out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;

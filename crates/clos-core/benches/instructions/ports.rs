@@ -26,7 +26,7 @@ struct Offer {
 /// entering their queues, as under the load-aware scheme whose read this is (DRILL).
 fn offers() -> (Ports, Vec<Offer>) {
     let Fabric { topo, mut ports, .. } = fixture::fabric("ecmp");
-    ports.model_entering();
+    ports.model_entering(clos_core::lb::params::DEFAULT_ENTERING.0);
     let uplinks: Vec<u32> =
         topo.tors[..4].iter().flat_map(|&tor| topo.ports_of(tor)).filter(|&p| !topo.is_host(ports.peer(p))).collect();
     let (ack, data) = (wire::frame(0, 0), wire::frame(1460, 0));

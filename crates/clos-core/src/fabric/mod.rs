@@ -13,6 +13,8 @@
 //! Every accepted packet's queueing delay (its wait before serialisation starts) is added to its
 //! port's total and to a histogram of its link tier, for DRILL's per-hop queueing (Fig. 6c, 14c).
 
+pub mod shared_buffer;
+
 use crate::metrics::histogram::Histograms;
 use crate::topology::{Topology, TIERS};
 use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
@@ -54,14 +56,22 @@ const NO_LIMIT: u32 = u32::MAX;
 /// The largest switch buffer a port can hold, in bytes.
 pub const MAX_BUFFER: u64 = NO_LIMIT as u64 - 1;
 
-/// Bytes still being written into a queue (not yet visible to a queue-length read) and when the
-/// last of them becomes visible; see [`Ports::visible_backlog`]. Kept only where the scheme
-/// reads it ([`Ports::model_entering`]), so beside the queue lines rather than in them.
-#[derive(Clone, Copy, Default)]
-struct Entering {
-    bytes: u64,
-    until: Time,
+/// How long a packet stays out of the queue length a forwarding engine reads after it was
+/// enqueued (DRILL §3.2.1: "the queue length does not include the packets that are just entering
+/// the queue until after they are being fully enqueued").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visibility {
+    /// A fixed time after its enqueue, the same for every packet (a pipeline delay).
+    After(Time),
+    /// Its own serialisation time at the port's rate: as long as writing it at line rate takes.
+    Serialisation,
 }
+
+/// The packets still entering one queue, each with the time it becomes visible and its bytes, in
+/// the order they were enqueued; see [`Ports::visible_backlog`]. Kept only where the scheme
+/// reads it ([`Ports::model_entering`]), so beside the queue lines rather than in them. Entries
+/// leave once visible, so a queue holds only the packets of the last visibility window.
+type Entering = std::collections::VecDeque<(Time, u64)>;
 
 /// What a port has accepted: the counters every accepted packet adds to, kept together so that
 /// a hop writes one cache line and checks one index for them instead of three.
@@ -77,10 +87,13 @@ pub struct Accepted {
 pub struct Ports {
     pub rate_bps: Vec<u64>,
     queues: Vec<Queue>,
-    /// Per port where enqueues keep the bytes still entering each queue, for
+    /// Per port where enqueues keep the packets still entering each queue, for
     /// `visible_backlog`: only where the load balancer reads them (DRILL), as keeping them costs
     /// every hop a few instructions. Empty otherwise ([`Ports::model_entering`]).
     entering: Vec<Entering>,
+    visibility: Visibility,
+    /// Switches that pool their ports' buffers (`shared_buffer.rs`); `None` for static buffers.
+    shared: Option<Box<shared_buffer::SharedBuffers>>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
     /// Queueing delays per tier.
@@ -128,6 +141,8 @@ impl Ports {
                 })
                 .collect(),
             entering: Vec::new(),
+            visibility: Visibility::After(0),
+            shared: None,
             drops: vec![0; n],
             ecn_marks: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
@@ -136,9 +151,42 @@ impl Ports {
         }
     }
 
-    /// Keep the bytes still entering each queue from now on, for `visible_backlog` (DRILL).
-    pub fn model_entering(&mut self) {
-        self.entering = vec![Entering::default(); self.queues.len()];
+    /// Keep the packets still entering each queue from now on, for `visible_backlog` (DRILL),
+    /// each invisible for as long as `visibility` says. `After(0)` keeps nothing: every enqueued
+    /// byte is visible at once.
+    pub fn model_entering(&mut self, visibility: Visibility) {
+        self.visibility = visibility;
+        self.entering = match visibility {
+            Visibility::After(0) => Vec::new(),
+            _ => vec![Entering::new(); self.queues.len()],
+        };
+    }
+
+    /// Every switch pools its ports' buffers: `pool` bytes each, dynamic thresholds with
+    /// `alpha` (`shared_buffer.rs`); the static buffer stays a cap on each queue.
+    pub fn pool_switches(&mut self, t: &Topology, pool: u64, alpha: f64) {
+        let mut switch_ports = vec![(0, 0); self.queues.len()];
+        let mut cap = 0;
+        for node in t.n_hosts..t.nodes.len() {
+            let (first, end) = (t.port_start[node], t.port_start[node + 1]);
+            for p in first..end {
+                switch_ports[p as usize] = (first, end);
+                cap = cap.max(self.queues[p as usize].buffer as u64);
+                // Every enqueue here falls through the static test to the pool's.
+                self.queues[p as usize].buffer = 0;
+            }
+        }
+        self.shared = Some(Box::new(shared_buffer::SharedBuffers::new(pool, alpha, cap, switch_ports)));
+    }
+
+    /// The pool's admission test for a packet the static test refused; false without a pool.
+    #[cold]
+    #[inline(never)]
+    fn pooled_admits(&self, port: u32, backlog: u64, wire: u64, now: Time) -> bool {
+        match &self.shared {
+            None => false,
+            Some(s) => s.admits(port, backlog, wire, |p| self.backlog(p, now)),
+        }
     }
 
     /// What `port` has accepted so far.
@@ -193,6 +241,18 @@ impl Ports {
         }
     }
 
+    /// When `port`'s last accepted byte will have been serialised.
+    #[inline]
+    pub fn busy_until(&self, port: u32) -> Time {
+        self.queues[port as usize].busy_until
+    }
+
+    /// The first time from `now` at which `port`'s backlog is at most `bytes`.
+    pub fn time_backlog_falls_to(&self, port: u32, bytes: u64, now: Time) -> Time {
+        let p = port as usize;
+        self.queues[p].busy_until.saturating_sub(self.tx_time(p, bytes)).max(now)
+    }
+
     /// Serialisation time of `bytes` at port `p`'s rate (`units::tx_time`).
     #[inline]
     fn tx_time(&self, p: usize, bytes: u64) -> Time {
@@ -209,24 +269,25 @@ impl Ports {
         self.queues[port as usize].accepted.bytes - self.backlog(port, now)
     }
 
-    /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus packets
-    /// that are "just entering the queue", i.e. enqueued less than their own serialisation time
-    /// ago. The model of "entering" is ours: the paper only says such packets are not counted
-    /// until fully enqueued, and writing a packet into the buffer at line rate takes that long.
+    /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus the
+    /// packets "just entering the queue", each for its own window ([`Visibility`]) after its
+    /// enqueue. Entering packets are the newest, at the FIFO's tail, so whatever of the backlog
+    /// has been sent is theirs last: the visible part is the backlog less their bytes, or 0.
+    /// The window's length is ours: the paper says only that such packets are not yet counted.
     /// Without [`Ports::model_entering`], every byte counts as visible: the whole backlog.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
         let b = self.backlog(port, now);
         match self.entering.get(port as usize) {
-            Some(e) if now < e.until => b.saturating_sub(e.bytes),
-            _ => b,
+            Some(e) => b.saturating_sub(e.iter().filter(|&&(visible, _)| visible > now).map(|&(_, bytes)| bytes).sum()),
+            None => b,
         }
     }
 
     /// Nothing is entering `port`'s queue any more (its backlog was just dropped or restated).
-    fn clear_entering(&mut self, port: usize, now: Time) {
+    fn clear_entering(&mut self, port: usize) {
         if let Some(e) = self.entering.get_mut(port) {
-            *e = Entering { bytes: 0, until: now };
+            e.clear();
         }
     }
 
@@ -247,7 +308,7 @@ impl Ports {
         let q = &mut self.queues[p];
         q.accepted.bytes -= backlog;
         q.busy_until = now;
-        self.clear_entering(p, now);
+        self.clear_entering(p);
         self.epoch[p] = self.epoch[p].wrapping_add(1);
     }
 
@@ -260,7 +321,7 @@ impl Ports {
         self.rate_bps[p] = rate_bps;
         self.queues[p].ps_per_byte = exact_ps_per_byte(rate_bps);
         self.queues[p].busy_until = now + self.tx_time(p, backlog);
-        self.clear_entering(p, now);
+        self.clear_entering(p);
     }
 
     /// The port's link is repaired.
@@ -278,13 +339,15 @@ impl Ports {
         let p = port as usize;
         let backlog = self.backlog(port, now);
         let tx = self.tx_time(p, wire);
-        let q = &mut self.queues[p];
+        let buffer = self.queues[p].buffer;
         // Limits are compared only once passed, which at a host NIC (`NO_LIMIT`) is never in
-        // practice; the second test keeps it exact beyond 4 GiB of backlog all the same.
-        if backlog + wire > q.buffer as u64 && q.buffer != NO_LIMIT {
+        // practice; the second test keeps it exact beyond 4 GiB of backlog all the same. A
+        // pooled port's static limit is 0, so its every packet asks the pool.
+        if backlog + wire > buffer as u64 && buffer != NO_LIMIT && !self.pooled_admits(port, backlog, wire, now) {
             self.drops[p] += 1;
             return Enqueued::Dropped;
         }
+        let q = &mut self.queues[p];
         let mark = ect && backlog > q.ecn_threshold as u64 && q.ecn_threshold != NO_LIMIT;
         if mark {
             self.ecn_marks[p] += 1;
@@ -298,11 +361,17 @@ impl Ports {
         q.accepted.queueing_ps += queueing;
         let (tier, delay, to) = (q.tier as usize, q.delay, q.peer);
         if let (true, Some(e)) = (entering, self.entering.get_mut(p)) {
-            if now >= e.until {
-                e.bytes = 0;
+            // Packets that have become visible leave from the front. Under `Serialisation` a
+            // short packet may become visible before a long one ahead of it; it then leaves with
+            // that one, and `visible_backlog` skips it in the meantime.
+            while e.front().is_some_and(|&(visible, _)| visible <= now) {
+                e.pop_front();
             }
-            e.bytes += wire;
-            e.until = e.until.max(now + tx);
+            let window = match self.visibility {
+                Visibility::After(t) => t,
+                Visibility::Serialisation => tx,
+            };
+            e.push_back((now + window, wire));
         }
         self.queueing.record(tier, queueing);
         Enqueued::Accepted { arrival: done + delay, to, queueing, mark }
@@ -341,12 +410,36 @@ mod tests {
         p.enqueue(port, 1500, false, 0, true);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 750), "not modelled: all visible");
         let (mut p, port) = ports();
-        p.model_entering();
+        p.model_entering(Visibility::Serialisation);
         p.enqueue(port, 1500, false, 0, true);
         assert_eq!((p.backlog(port, 600_000), p.visible_backlog(port, 600_000)), (750, 0));
         p.enqueue(port, 1500, false, 1_000_000, true);
         // The second packet has entered by 2.2 us; 0.2 us of it is left to serialise: 250 B.
         assert_eq!((p.backlog(port, 2_200_000), p.visible_backlog(port, 2_200_000)), (250, 250));
+        let (mut p, port) = ports();
+        p.model_entering(Visibility::After(0));
+        p.enqueue(port, 1500, false, 0, true);
+        assert_eq!(p.visible_backlog(port, 0), 1500, "exact visibility: the whole backlog at once");
+    }
+
+    /// A busy port stays visible while packets keep arriving less than a serialisation time
+    /// apart: each packet is hidden only for its own window. By hand: at 40 Gb/s a 1,538 B frame
+    /// takes 307.6 ns. Eleven frames enqueued at 0, 100, ..., 1,000 ns leave 11 x 1,538 - 1,050
+    /// x 5 = 11,668 B unsent at 1,050 ns, of which the frames of 800, 900 and 1,000 ns (4,614 B)
+    /// are still entering (until 1,107.6, 1,207.6 and 1,307.6 ns): 7,054 B are visible. With a
+    /// 100 ns window only the frame of 1,000 ns is entering: 10,130 B are visible.
+    #[test]
+    fn a_streak_of_arrivals_hides_only_the_packets_still_entering() {
+        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(40_000_000_000), Rate(40_000_000_000), 1_000_000).unwrap();
+        let port = t.ports_of(t.tors[0]).find(|&p| !t.is_host(t.ports[p as usize].to)).unwrap();
+        for (visibility, visible) in [(Visibility::Serialisation, 7_054), (Visibility::After(100_000), 10_130), (Visibility::After(0), 11_668)] {
+            let mut p = Ports::new(&t, 1_000_000, None);
+            p.model_entering(visibility);
+            for i in 0..11 {
+                assert!(matches!(p.enqueue(port, 1538, false, i * 100_000, true), Enqueued::Accepted { .. }));
+            }
+            assert_eq!((p.backlog(port, 1_050_000), p.visible_backlog(port, 1_050_000)), (11_668, visible), "{visibility:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,8 @@
 
 use super::Scheme;
 use crate::error::{bad, Result};
-use crate::units::{ByteSize, Duration, PS_PER_MS, PS_PER_US};
+use crate::fabric::Visibility;
+use crate::units::{parse_duration, ByteSize, Duration, PS_PER_MS, PS_PER_NS, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
 /// LocalFlow: how a split rule picks the subflow of a packet (LocalFlow §5).
@@ -21,6 +22,38 @@ pub enum SplitBy {
     /// A per-rule packet counter at each switch: consecutive packets of a rule take the pattern's
     /// slots in turn, whatever their sequence numbers (§5's other technique).
     Counter,
+}
+
+/// DRILL: how long an enqueued packet stays out of the queue length the forwarding engines read
+/// (§3.2.1), as the scenario writes it: a time (`"100ns"`; `"0ns"` makes every packet visible at
+/// once) or `"serialisation"` (its own serialisation time at the port's rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct EnteringWindow(pub Visibility);
+
+/// The default window: a switch pipeline's enqueue stage, short beside a packet's serialisation
+/// (docs/load-balancers.md, "What DRILL reads").
+pub const DEFAULT_ENTERING: EnteringWindow = EnteringWindow(Visibility::After(100 * PS_PER_NS));
+
+impl TryFrom<String> for EnteringWindow {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "serialisation" | "serialization" => Ok(EnteringWindow(Visibility::Serialisation)),
+            t => parse_duration(t).map(|ps| EnteringWindow(Visibility::After(ps))).map_err(|e| {
+                format!("{e}; write a time such as \"100ns\" (\"0ns\": every packet visible at once) or \"serialisation\"")
+            }),
+        }
+    }
+}
+
+impl From<EnteringWindow> for String {
+    fn from(w: EnteringWindow) -> String {
+        match w.0 {
+            Visibility::Serialisation => "serialisation".into(),
+            Visibility::After(ps) => Duration(ps).to_string(),
+        }
+    }
 }
 
 /// A WCMP weight for the links from one node to another (all parallel links alike).
@@ -76,6 +109,9 @@ pub struct RoutingSpec {
     /// WCMP: weights overriding the default (each link's capacity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<Vec<LinkWeight>>,
+    /// DRILL: how long an enqueued packet is invisible to the engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entering: Option<EnteringWindow>,
     /// DRILL: split next hops into symmetric components first (DRILL §3.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decompose: Option<bool>,
@@ -109,12 +145,13 @@ pub const PARAMS: &[Param] = &[
     Param { name: "dre_alpha", schemes: &[Conga], default: "0.1", doc: "DRE decrement factor; tau = T_dre / alpha (CONGA §3.2)" },
     Param { name: "dre_bits", schemes: &[Conga], default: "3", doc: "bits of the quantised congestion metric (CONGA §3.2)" },
     Param { name: "weights", schemes: &[Wcmp], default: "path capacity", doc: "list of {from, to, weight} fixing per-link weights (default: the capacity of the shortest paths through each next hop)" },
+    Param { name: "entering", schemes: &[Drill, DrillFlow], default: "100ns", doc: "how long an enqueued packet is left out of the queue length the engines read (DRILL §3.2.1): a time (\"0ns\": exact visibility) or \"serialisation\" (its own write time at the port's rate)" },
     Param { name: "decompose", schemes: &[Drill, DrillFlow], default: "true", doc: "hash flows to symmetric components (Quiver), then DRILL inside one (DRILL §3.4)" },
     Param { name: "weighted", schemes: &[Presto, Localflow, LocalflowNs], default: "true", doc: "presto: flowcells over paths in proportion to path capacity, not plain round robin (Presto's weighted multipathing); localflow: bins sized in proportion to the capacity left behind each link (LocalFlow §4.3)" },
 ];
 
 impl RoutingSpec {
-    fn given(&self) -> [(&'static str, bool); 15] {
+    fn given(&self) -> [(&'static str, bool); 16] {
         [
             ("d", self.d.is_some()),
             ("m", self.m.is_some()),
@@ -129,6 +166,7 @@ impl RoutingSpec {
             ("dre_alpha", self.dre_alpha.is_some()),
             ("dre_bits", self.dre_bits.is_some()),
             ("weights", self.weights.is_some()),
+            ("entering", self.entering.is_some()),
             ("decompose", self.decompose.is_some()),
             ("weighted", self.weighted.is_some()),
         ]
@@ -159,6 +197,7 @@ impl RoutingSpec {
                 return Err(bad("routing.d", "d and m above 64 are not supported (DRILL uses small values, e.g. (2, 1))"));
             }
             self.decompose.get_or_insert(true);
+            self.entering.get_or_insert(DEFAULT_ENTERING);
             if e == 0 || e > 1024 {
                 return Err(bad("routing.engines", format!("must be between 1 and 1024, got {e}")));
             }

@@ -58,6 +58,12 @@ pub struct FlowTable {
     pub timeouts: Vec<u64>,
     pub dupacks: Vec<u64>,
     pub out_of_order: Vec<u64>,
+    /// First transmissions that arrived after a later segment of the flow (reordering).
+    pub reordered: Vec<u64>,
+    /// Retransmissions that reached a receiver which had the segment already.
+    pub spurious_retransmits: Vec<u64>,
+    /// The flow's packets (data and ACKs) lost anywhere.
+    pub drops: Vec<u64>,
 }
 
 /// Column-oriented link results (one entry per directed link).
@@ -173,6 +179,11 @@ impl RunOutput<'_> {
             })
             .collect();
         let c = &w.counters;
+        let fraction = |k: usize| if n > 0 { k as f64 / n as f64 } else { 0.0 };
+        let reordered = flows.reordered.iter().filter(|&&r| r > 0).count();
+        let reordered_without_loss = flows.reordered.iter().zip(&flows.drops).filter(|&(&r, &d)| r > 0 && d == 0).count();
+        let (dupacks_loss, dupacks_reordering) =
+            w.receivers.iter().map(|r| r.dupacks_by_cause()).fold((0, 0), |(l, o), (a, b)| (l + a, o + b));
         let events_per_sec = if self.cpu_seconds > 0.0 { w.events as f64 / self.cpu_seconds } else { 0.0 };
         let mut summary = json!({
             "scenario": scenario,
@@ -199,7 +210,14 @@ impl RunOutput<'_> {
                 "with_dupacks": flows.dupacks.iter().filter(|&&d| d > 0).count(),
                 "with_dupacks_fraction": if n > 0 { flows.dupacks.iter().filter(|&&d| d > 0).count() as f64 / n as f64 } else { 0.0 },
                 "with_over_3_dupacks": flows.dupacks.iter().filter(|&&d| d > 3).count(),
-                "spurious_retransmits": w.senders.iter().map(|s| s.stats.spurious).sum::<u64>(),
+                // Causes told apart (docs/measurements.md, "Reordering and loss").
+                "reordered": reordered,
+                "reordered_fraction": fraction(reordered),
+                "reordered_without_loss_fraction": fraction(reordered_without_loss),
+                "dupacks_loss": dupacks_loss,
+                "dupacks_reordering": dupacks_reordering,
+                "spurious_retransmits": flows.spurious_retransmits.iter().sum::<u64>(),
+                "eifel_undos": w.senders.iter().map(|s| s.stats.spurious).sum::<u64>(),
             },
             "fct": fct::summary(&samples, out.short_flow.0, out.long_flow.0),
             "queueing": self.queueing_summary(&links),
@@ -261,6 +279,9 @@ impl RunOutput<'_> {
             flows.timeouts.push(s.timeouts);
             flows.dupacks.push(w.receivers[i].dupacks_sent);
             flows.out_of_order.push(w.receivers[i].out_of_order);
+            flows.reordered.push(w.receivers[i].reordered);
+            flows.spurious_retransmits.push(w.receivers[i].spurious);
+            flows.drops.push(w.flow_drops[i] as u64);
         }
         flows
     }

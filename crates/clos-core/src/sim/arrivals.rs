@@ -19,8 +19,12 @@ impl World {
         self.rto.push(RtoTimer { deadline: None, gen: 0, pending: None });
         self.finished.push(None);
         self.delivered_bytes.push(0);
+        self.flow_drops.push(0);
         if let Some(shims) = self.shims.as_mut() {
             shims.push(Default::default());
+        }
+        if let Some(e) = self.egress.as_mut() {
+            e.add_flow();
         }
         self.flows.push(f);
         self.queue.schedule(start, Event::FlowStart { flow: id as u32 });

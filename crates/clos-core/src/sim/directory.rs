@@ -73,8 +73,7 @@ impl World {
                 true
             }
             None => {
-                self.pool.free(h);
-                self.counters.dropped += 1;
+                self.drop_packet(h);
                 false
             }
         }
@@ -89,8 +88,7 @@ impl World {
         if d.at_host(self.now, aa, pkt.dst) {
             return true;
         }
-        self.pool.free(h);
-        self.counters.dropped += 1;
+        self.drop_packet(h);
         false
     }
 

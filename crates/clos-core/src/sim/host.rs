@@ -4,29 +4,43 @@ use super::shape::{General, Shape};
 use super::World;
 use crate::event::Event;
 use crate::lb::Fabric;
-use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT};
+use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT, FLAG_RETX};
 use crate::transport::receiver::Ack;
 use crate::transport::reorder_shim::Segment;
 
 impl World {
-    /// Send whatever the flow's window allows, and keep its retransmission timer running.
+    /// Send whatever the flow's window and its host's egress (`egress.rs`) allow, and keep its
+    /// retransmission timer running.
     pub(super) fn pump<S: Shape>(&mut self, flow: u32) {
+        while self.egress_admits(flow) && self.send_segment::<S>(flow) {}
+        self.arm_rto_if_outstanding(flow);
+    }
+
+    /// Send the flow's next segment if its window allows one; whether it did.
+    pub(super) fn send_segment<S: Shape>(&mut self, flow: u32) -> bool {
         let f = flow as usize;
-        while let Some((seg, _retx)) = self.senders[f].next_segment() {
-            let spec = &self.flows[f];
-            let mut pkt = Packet {
-                flow,
-                src: spec.src,
-                dst: spec.dst,
-                seg,
-                payload: self.senders[f].payload(seg),
-                flags: if self.params.dctcp_g.is_some() { FLAG_ECT } else { 0 },
-                ts: self.now,
-                entropy: self.entropy[f][0],
-                ..Packet::default()
-            };
-            self.emit::<S>(spec.src, &mut pkt);
+        let Some((seg, retx)) = self.senders[f].next_segment() else { return false };
+        let spec = &self.flows[f];
+        let mut pkt = Packet {
+            flow,
+            src: spec.src,
+            dst: spec.dst,
+            seg,
+            payload: self.senders[f].payload(seg),
+            flags: if self.params.dctcp_g.is_some() { FLAG_ECT } else { 0 } | if retx { FLAG_RETX } else { 0 },
+            ts: self.now,
+            entropy: self.entropy[f][0],
+            ..Packet::default()
+        };
+        let payload = pkt.payload;
+        if self.emit::<S>(spec.src, &mut pkt) {
+            self.egress_sent(flow, payload);
         }
+        true
+    }
+
+    pub(super) fn arm_rto_if_outstanding(&mut self, flow: u32) {
+        let f = flow as usize;
         if self.senders[f].outstanding() && self.rto[f].deadline.is_none() {
             self.arm_rto(flow);
         }
@@ -49,15 +63,16 @@ impl World {
         self.emit::<S>(spec.dst, &mut pkt);
     }
 
-    /// The host agent's last word (VL2 encapsulation), then the NIC queue.
-    fn emit<S: Shape>(&mut self, host: u32, pkt: &mut Packet) {
+    /// The host agent's last word (VL2 encapsulation), then the NIC queue; false where the
+    /// agent held the packet.
+    fn emit<S: Shape>(&mut self, host: u32, pkt: &mut Packet) -> bool {
         // VL2 directory (directory.rs): the agent maps the AAs to servers, or holds the packet.
         let host = if S::PLAIN || self.directory.is_none() {
             host
         } else {
             match self.agent_resolve(pkt) {
                 Some(server) => server,
-                None => return,
+                None => return false,
             }
         };
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
@@ -65,6 +80,7 @@ impl World {
         let h = self.pool.alloc(*pkt);
         self.counters.sent += 1;
         self.transmit::<S>(self.topo.port_start[host as usize], h);
+        true
     }
 
     pub(super) fn host_receive<S: Shape>(&mut self, h: u32) {
@@ -85,7 +101,7 @@ impl World {
             self.pump::<S>(pkt.flow);
             return;
         }
-        let seg = Segment { seg: pkt.seg, ce: pkt.has(FLAG_CE), ts: pkt.ts };
+        let seg = Segment { seg: pkt.seg, ce: pkt.has(FLAG_CE), ts: pkt.ts, retx: pkt.has(FLAG_RETX) };
         if S::PLAIN {
             // No shim (`shape.rs`).
             self.receive_data::<S>(pkt.flow, seg);
@@ -124,7 +140,7 @@ impl World {
     fn receive_data<S: Shape>(&mut self, flow: u32, s: Segment) {
         let f = flow as usize;
         let before = self.receivers[f].nxt;
-        let r = self.receivers[f].on_data(s.seg, s.ce, s.ts, &self.params);
+        let r = self.receivers[f].on_data(s.seg, s.ce, s.ts, s.retx, &self.params);
         if r.delivered > 0 {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
             self.delivered_bytes[f] += bytes;

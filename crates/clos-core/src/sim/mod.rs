@@ -8,6 +8,7 @@
 mod arrivals;
 pub mod failures;
 mod directory;
+mod egress;
 mod host;
 mod shape;
 
@@ -69,6 +70,8 @@ pub struct World {
     /// Time each flow's last byte reached its receiver.
     pub finished: Vec<Option<Time>>,
     pub delivered_bytes: Vec<u64>,
+    /// Packets of each flow (data and ACKs) lost anywhere.
+    pub flow_drops: Vec<u32>,
     flows_done: usize,
     pub counters: Counters,
     /// Payload delivered per service per bin: `goodput_bins[service][bin]`.
@@ -89,6 +92,8 @@ pub struct World {
     pub faults: Option<Box<failures::Faults>>,
     /// The VL2 directory model (`directory.rs`), when the scenario has a `[directory]` table.
     directory: Option<Box<crate::directory::Directory>>,
+    /// The hosts' qdisc and TCP small queues (`egress.rs`); `None` is an unbounded FIFO.
+    egress: Option<Box<egress::Egress>>,
     /// Whether the loop walks the next hops' loads ahead (`prefetch_ahead`): only where the
     /// state a hop reads outgrows the caches ([`LOOK_AHEAD_BYTES`]).
     look_ahead: bool,
@@ -206,6 +211,9 @@ impl World {
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
         let flows = generated.flows;
         let mut ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
+        if let Some(pool) = s.switch.pool {
+            ports.pool_switches(&topo, pool.0, s.switch.alpha.unwrap_or(2.0));
+        }
         let (faults, state) = if s.failures.is_empty() {
             (None, LinkState::all_up(&topo))
         } else {
@@ -217,7 +225,7 @@ impl World {
         let routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         if fwd.reads_visible_backlog() {
-            ports.model_entering();
+            ports.model_entering(s.routing.entering.unwrap_or(crate::lb::params::DEFAULT_ENTERING).0);
         }
         let params = s.tcp_params();
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
@@ -233,6 +241,9 @@ impl World {
         // Buckets sized to the events this fabric makes per microsecond (event.rs).
         let host_bps: u64 = topo.ports.iter().filter(|p| topo.is_host(p.from)).map(|p| p.rate_bps).sum();
         let mut queue = EventQueue::with_bucket_bits(crate::event::bucket_bits_for(host_bps as f64), 1024);
+        // Each flow keeps one retransmission timer in the far heap, and a timer moved earlier
+        // leaves its old entry there until it fires (`RtoTimer`): four a flow is ample.
+        queue.reserve_far(4 * n + 64);
         for (i, f) in flows.iter().enumerate() {
             queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
         }
@@ -263,6 +274,8 @@ impl World {
         let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
         let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
         let exact_hops = fwd.prediction_is_exact() && faults.is_none() && directory.is_none();
+        let host_rates: Vec<u64> = (0..topo.n_hosts).map(|h| ports.rate_bps[topo.port_start[h] as usize]).collect();
+        let egress = egress::Egress::new(&s.host, s.transport.mss, &host_rates, n).map(Box::new);
         Ok(World {
             topo,
             routes,
@@ -284,6 +297,7 @@ impl World {
             shim_out: Vec::new(),
             finished: vec![None; n],
             delivered_bytes: vec![0; n],
+            flow_drops: vec![0; n],
             flows_done: 0,
             counters: Counters::default(),
             // Sized for the whole run so that delivering never allocates.
@@ -298,6 +312,7 @@ impl World {
             pause_at: u64::MAX,
             faults,
             directory,
+            egress,
             look_ahead,
             look_ahead_flows,
             exact_hops,
@@ -468,6 +483,8 @@ impl World {
             Event::Arrive { node, pkt } => self.arrive::<General>(node, pkt, NextHop::NONE),
             Event::FlowStart { flow } => self.pump::<General>(flow),
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
+            Event::HostDrain { host } => self.on_host_drain(host),
+            Event::TsqWake { flow } => self.on_tsq_wake(flow),
             Event::DelayedAck { flow, gen } => {
                 if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
                     self.send_ack::<General>(flow, ack);
@@ -673,8 +690,7 @@ impl World {
                 if let Some(f) = self.faults.as_mut() {
                     f.looped += 1;
                 }
-                self.pool.free(h);
-                self.counters.dropped += 1;
+                self.drop_packet(h);
                 return;
             }
         }
@@ -682,8 +698,7 @@ impl World {
         let at_destination = self.topo.host_tor[dst] == node;
         if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
-            self.pool.free(h);
-            self.counters.dropped += 1;
+            self.drop_packet(h);
             return;
         }
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
@@ -715,10 +730,19 @@ impl World {
             false
         };
         if lost {
-            self.pool.free(h);
-            self.counters.dropped += 1;
+            self.drop_packet(h);
         }
         lost
+    }
+
+    /// Packet `h` is lost: counted for the run and for its flow, and freed.
+    fn drop_packet(&mut self, h: u32) {
+        let flow = self.pool.get(h).flow as usize;
+        if let Some(d) = self.flow_drops.get_mut(flow) {
+            *d += 1;
+        }
+        self.pool.free(h);
+        self.counters.dropped += 1;
     }
 
     /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
@@ -731,8 +755,7 @@ impl World {
                     f.into_failed_converged += 1;
                 }
                 self.ports.link_losses[port as usize] += 1;
-                self.pool.free(h);
-                self.counters.dropped += 1;
+                self.drop_packet(h);
                 return;
             }
             self.pool.get_mut(h).epoch = self.ports.epoch[port as usize];
@@ -747,8 +770,7 @@ impl World {
         let wire = if S::PLAIN { crate::packet::wire::frame(pkt.payload as u64, 0) } else { pkt.wire_bytes() };
         match self.ports.enqueue(port, wire, pkt.has(crate::packet::FLAG_ECT), self.now, !S::PLAIN) {
             Enqueued::Dropped => {
-                self.pool.free(h);
-                self.counters.dropped += 1;
+                self.drop_packet(h);
             }
             Enqueued::Accepted { arrival, to, mark, .. } => {
                 if mark {

@@ -45,6 +45,8 @@ pub struct TcpParams {
     pub mss_min: Option<u32>,
     /// Salt of the per-flow MSS draw (from the scenario's seed).
     pub mss_salt: u64,
+    /// The receiver's advertised window, bytes: a sender never has more new data outstanding.
+    pub rwnd: u64,
 }
 
 impl TcpParams {

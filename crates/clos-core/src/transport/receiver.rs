@@ -1,7 +1,11 @@
 //! The TCP receiver: cumulative ACKs with SACK blocks, delayed ACKs (RFC 5681 §4.2: at most
 //! every `delayed_ack` segments or after a timeout, immediately when out of order or when a hole
 //! fills), and DCTCP's ECE echo with the RFC 8257 §3.2 rule that an ACK is sent at once when the
-//! CE state changes while ACKs are held back. It counts out-of-order arrivals and duplicate ACKs.
+//! CE state changes while ACKs are held back. It counts out-of-order arrivals and duplicate ACKs,
+//! and tells reordering from loss: a first transmission that arrives after a later segment was
+//! reordered; a hole that a retransmission fills was a loss (or a reordering so long that the
+//! sender gave up on it), and the duplicate ACKs sent while it was open are charged to the
+//! cause that closed it; a retransmission of a segment already received was spurious.
 
 use super::sack::RangeSet;
 use super::TcpParams;
@@ -40,6 +44,18 @@ pub struct Receiver {
     pub ack_gen: u32,
     pub out_of_order: u64,
     pub dupacks_sent: u64,
+    /// One past the highest segment received.
+    highest: u32,
+    /// First transmissions that arrived after a later segment.
+    pub reordered: u64,
+    /// Retransmissions of segments already received.
+    pub spurious: u64,
+    /// Duplicate ACKs sent while holes were open, not yet charged to a cause.
+    pending_dupacks: u64,
+    /// Duplicate ACKs charged to the retransmissions that closed their holes.
+    pub dupacks_loss: u64,
+    /// Duplicate ACKs charged to first transmissions that closed their holes.
+    pub dupacks_reordering: u64,
 }
 
 impl Receiver {
@@ -49,7 +65,12 @@ impl Receiver {
         self.ooo.prefetch();
     }
 
-    pub fn on_data(&mut self, seg: u32, ce: bool, ts: Time, p: &TcpParams) -> RxResult {
+    /// Duplicate ACKs still charged to no cause (holes never closed) go to loss.
+    pub fn dupacks_by_cause(&self) -> (u64, u64) {
+        (self.dupacks_loss + self.pending_dupacks, self.dupacks_reordering)
+    }
+
+    pub fn on_data(&mut self, seg: u32, ce: bool, ts: Time, retx: bool, p: &TcpParams) -> RxResult {
         let mut out = RxResult::default();
         if p.dctcp_g.is_some() {
             if ce != self.ce_state && self.unacked > 0 {
@@ -59,10 +80,24 @@ impl Receiver {
         }
         self.last_echo = ts;
         let immediate;
-        if seg < self.nxt || self.ooo.contains(seg) {
+        let duplicate = seg < self.nxt || self.ooo.contains(seg);
+        if !duplicate && !retx && seg + 1 < self.highest {
+            self.reordered += 1;
+        }
+        self.highest = self.highest.max(seg + 1);
+        if duplicate {
+            self.spurious += u64::from(retx);
             immediate = Some(None); // duplicate: re-ACK at once so the sender learns
         } else if seg == self.nxt {
             let had_holes = !self.ooo.is_empty();
+            if had_holes {
+                let pending = std::mem::take(&mut self.pending_dupacks);
+                if retx {
+                    self.dupacks_loss += pending;
+                } else {
+                    self.dupacks_reordering += pending;
+                }
+            }
             self.nxt += 1;
             if let Some(end) = self.ooo.pop_front_from(self.nxt) {
                 self.nxt = end;
@@ -109,6 +144,7 @@ impl Receiver {
         }
         if self.last_ack == Some(self.nxt) {
             self.dupacks_sent += 1;
+            self.pending_dupacks += u64::from(!self.ooo.is_empty());
         }
         self.last_ack = Some(self.nxt);
         self.unacked = 0;
@@ -134,6 +170,7 @@ mod tests {
             adaptive_dupthresh: None,
             mss_min: None,
             mss_salt: 0,
+            rwnd: u64::MAX,
         }
     }
 
@@ -141,28 +178,44 @@ mod tests {
     fn out_of_order_segments_produce_sack_blocks_and_dupacks() {
         let p = params(1, false);
         let mut r = Receiver::default();
-        r.on_data(0, false, 0, &p);
-        let a = r.on_data(2, false, 0, &p).acks[0].unwrap();
+        r.on_data(0, false, 0, false, &p);
+        let a = r.on_data(2, false, 0, false, &p).acks[0].unwrap();
         assert_eq!((a.cum, a.sack[0]), (1, (2, 3)));
-        let b = r.on_data(4, false, 0, &p).acks[0].unwrap();
+        let b = r.on_data(4, false, 0, false, &p).acks[0].unwrap();
         assert_eq!(b.sack[..2], [(4, 5), (2, 3)]);
-        let c = r.on_data(1, false, 0, &p);
+        let c = r.on_data(1, false, 0, false, &p);
         assert_eq!(c.delivered, 2);
         assert_eq!(c.acks[0].unwrap().cum, 3);
         // ACKs sent: cum 1, then two duplicates of cum 1 carrying SACK blocks.
         assert_eq!((r.out_of_order, r.dupacks_sent), (2, 2));
     }
 
+    /// By hand: 0, 2, 3 arrive, then 1 as a first transmission (reordered: the two dupACKs
+    /// sent for 2 and 3 were reordering's); then 5, 6, and 4 as a retransmission (a loss: two
+    /// dupACKs to loss); then 6 again, retransmitted (spurious).
+    #[test]
+    fn duplicate_acks_are_charged_to_the_cause_that_closed_their_hole() {
+        let p = params(1, false);
+        let mut r = Receiver::default();
+        for (seg, retx) in [(0, false), (2, false), (3, false), (1, false), (5, false), (6, false), (4, true), (6, true)] {
+            r.on_data(seg, false, 0, retx, &p);
+        }
+        assert_eq!(r.reordered, 1, "segment 1, a first transmission after 2 and 3");
+        assert_eq!(r.dupacks_by_cause(), (2, 2), "(loss, reordering)");
+        assert_eq!(r.spurious, 1);
+        assert_eq!(r.dupacks_sent, 5, "four for the holes, one for the duplicate 6");
+    }
+
     #[test]
     fn delayed_acks_cover_two_segments_and_ce_changes_flush() {
         let p = params(2, true);
         let mut r = Receiver::default();
-        assert!(r.on_data(0, false, 0, &p).arm_delayed_ack);
-        let x = r.on_data(1, false, 0, &p);
+        assert!(r.on_data(0, false, 0, false, &p).arm_delayed_ack);
+        let x = r.on_data(1, false, 0, false, &p);
         assert_eq!(x.acks[0].unwrap().cum, 2);
-        r.on_data(2, false, 0, &p);
+        r.on_data(2, false, 0, false, &p);
         // CE arrives while segment 2 is un-ACKed: ACK 3 without ECE first.
-        let y = r.on_data(3, true, 0, &p);
+        let y = r.on_data(3, true, 0, false, &p);
         assert_eq!(y.acks[0].map(|a| (a.cum, a.ece)), Some((3, false)));
         assert!(y.arm_delayed_ack);
         let gen = r.ack_gen;

@@ -19,6 +19,8 @@ pub struct Segment {
     pub seg: u32,
     pub ce: bool,
     pub ts: Time,
+    /// A retransmission.
+    pub retx: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -91,7 +93,7 @@ mod tests {
     use super::*;
 
     fn seg(n: u32) -> Segment {
-        Segment { seg: n, ce: false, ts: 0 }
+        Segment { seg: n, ce: false, ts: 0, retx: false }
     }
 
     fn segs(v: &[Segment]) -> Vec<u32> {

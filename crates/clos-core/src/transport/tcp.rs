@@ -54,6 +54,8 @@ pub struct Sender {
     pub nxt: u32,
     /// Congestion window, bytes.
     pub cwnd: u64,
+    /// The receiver's advertised window, bytes (`transport.rwnd`).
+    rwnd: u64,
     ssthresh: u64,
     ca_credit: u64,
     dupacks: u32,
@@ -111,6 +113,7 @@ impl Sender {
             una: 0,
             nxt: 0,
             cwnd: p.initial_window as u64 * mss,
+            rwnd: p.rwnd,
             ssthresh: u64::MAX,
             ca_credit: 0,
             dupacks: 0,
@@ -136,6 +139,11 @@ impl Sender {
 
     /// Payload bytes of segment `seg` (the last one may be short; an empty flow sends one
     /// zero-byte segment so that it still completes).
+    /// Bytes of a full segment.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
     pub fn payload(&self, seg: u32) -> u32 {
         let start = seg as u64 * self.mss;
         self.bytes.saturating_sub(start).min(self.mss) as u32
@@ -349,7 +357,9 @@ impl Sender {
                 return Some((hole, true));
             }
         }
-        if self.nxt < self.total {
+        // New data only within the receiver's advertised window, counted from the oldest
+        // unacknowledged segment (RFC 9293 3.8.6: SND.UNA + SND.WND).
+        if self.nxt < self.total && ((self.nxt - self.una) as u64 + 1) * self.mss <= self.rwnd {
             self.nxt += 1;
             return Some((self.nxt - 1, false));
         }
@@ -374,6 +384,7 @@ mod tests {
             adaptive_dupthresh: None,
             mss_min: None,
             mss_salt: 0,
+            rwnd: u64::MAX,
         }
     }
 

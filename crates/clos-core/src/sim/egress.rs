@@ -1,0 +1,204 @@
+//! A host's egress: what stands between TCP and the NIC in a Linux host (issue 32, item 2).
+//!
+//! The NIC itself is the host's port (`fabric::Ports`), a FIFO whose departures are known at
+//! enqueue. In front of it, `[host] qdisc` chooses one of two disciplines:
+//!
+//! - **`fq`** (the default): Linux's `fq` qdisc in front of a NIC queue kept short by byte
+//!   queue limits. The NIC queue takes data only while it holds less than `nic_buffer` bytes
+//!   (default two full frames, the least that never lets the link idle while data waits); the
+//!   rest waits in its flow's own queue, and flows with data waiting are served round robin,
+//!   one packet each per turn (fq's per-flow queues with a quantum of one packet). A flow's data
+//!   waits inside TCP rather than in a copy in the qdisc: a flow's packets go out in the order
+//!   TCP makes them either way, and the time TCP stamps on a packet (its RTT samples) is when
+//!   it enters the NIC queue, not the qdisc. ACKs and other control packets never wait: like the
+//!   sparse flows fq serves first, they go straight to the NIC queue, behind at most
+//!   `nic_buffer` bytes of data. Each turn of the round robin is one event (`HostDrain`), due
+//!   when the NIC queue has room for a frame again.
+//! - **`fifo`**: one FIFO of unbounded size for data and ACKs alike (htsim's and ns-3's simplest
+//!   host, and clos's before this model), with TCP small queues (`tsq`): a flow stops when its
+//!   own packets in the NIC queue reach the limit, and resumes when the oldest of them leaves
+//!   (`TsqWake`), as Linux's TSQ wakes a socket on transmit completion. The default limit is
+//!   Linux's: about 1 ms of the host's rate (the kernel's `sk_pacing_rate >> 10` at line rate),
+//!   at most `tcp_limit_output_bytes` (1 MB). `tsq = "off"` gives the unbounded FIFO, which lets
+//!   a flow limited only by its NIC queue milliseconds of data there, with the host's ACKs
+//!   behind it.
+
+use super::World;
+use crate::event::Event;
+use crate::packet::wire;
+use crate::scenario::{HostSpec, Qdisc, Tsq};
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// Linux's `tcp_limit_output_bytes`.
+pub const TSQ_MAX_BYTES: u64 = 1 << 20;
+
+pub(super) struct Egress {
+    mode: Mode,
+}
+
+enum Mode {
+    Fq(Fq),
+    Tsq(Tsq_),
+}
+
+/// `fq`: per host, the flows with data waiting, in round-robin order.
+struct Fq {
+    nic_buffer: u64,
+    ring: Vec<VecDeque<u32>>,
+    /// Per flow: in its host's ring.
+    waiting: Vec<bool>,
+    /// Per host: a `HostDrain` is in the calendar.
+    drain_due: Vec<bool>,
+}
+
+/// `fifo` with TSQ: per flow, its packets in the NIC queue as (departure, bytes), oldest first.
+#[allow(non_camel_case_types)]
+struct Tsq_ {
+    /// Per host, the limit (it follows the host's rate).
+    limit: Vec<u64>,
+    queued: Vec<VecDeque<(Time, u64)>>,
+    /// Per flow: a `TsqWake` is in the calendar.
+    wake_due: Vec<bool>,
+}
+
+impl Egress {
+    /// `None` where the host is today's unbounded FIFO (`fifo` with `tsq = "off"`), which then
+    /// costs a sending host nothing but one test.
+    pub(super) fn new(spec: &HostSpec, mss: u32, host_rates: &[u64], flows: usize) -> Option<Egress> {
+        let mode = match (spec.qdisc, spec.tsq) {
+            (Qdisc::Fifo, Tsq::Off) => return None,
+            (Qdisc::Fq, _) => Mode::Fq(Fq {
+                nic_buffer: spec.nic_buffer.map_or(2 * wire::frame(mss as u64, 0), |b| b.0),
+                ring: (0..host_rates.len()).map(|_| VecDeque::with_capacity(4)).collect(),
+                waiting: vec![false; flows],
+                drain_due: vec![false; host_rates.len()],
+            }),
+            (Qdisc::Fifo, tsq) => Mode::Tsq(Tsq_ {
+                limit: host_rates.iter().map(|&rate| tsq.limit(rate)).collect(),
+                queued: vec![VecDeque::new(); flows],
+                wake_due: vec![false; flows],
+            }),
+        };
+        Some(Egress { mode })
+    }
+
+    /// A flow joined the run (closed-loop workloads).
+    pub(super) fn add_flow(&mut self) {
+        match &mut self.mode {
+            Mode::Fq(fq) => fq.waiting.push(false),
+            Mode::Tsq(t) => {
+                t.queued.push(VecDeque::new());
+                t.wake_due.push(false);
+            }
+        }
+    }
+}
+
+impl Tsq {
+    /// The per-flow limit at a host of `rate` bits/s.
+    pub fn limit(self, rate: u64) -> u64 {
+        match self {
+            Tsq::Off => u64::MAX,
+            // 1 ms of the rate: rate / 8 bytes per second / 1,000.
+            Tsq::Auto => (rate / 8_000).clamp(2 * wire::frame(9000, 0), TSQ_MAX_BYTES),
+            Tsq::Bytes(b) => b.0,
+        }
+    }
+}
+
+impl World {
+    /// Whether `flow`'s next data packet may go into its host's NIC queue now. If not, the
+    /// flow waits (in the host's round robin, or for its TSQ wake-up) and is pumped again then.
+    #[inline]
+    pub(super) fn egress_admits(&mut self, flow: u32) -> bool {
+        let Some(e) = self.egress.as_deref_mut() else { return true };
+        let f = flow as usize;
+        let host = self.flows[f].src;
+        let port = self.topo.port_start[host as usize];
+        match &mut e.mode {
+            Mode::Fq(fq) => {
+                let frame = wire::frame(self.senders[f].mss(), 0);
+                let ring = &mut fq.ring[host as usize];
+                if ring.is_empty() && self.ports.backlog(port, self.now) + frame <= fq.nic_buffer {
+                    return true;
+                }
+                if !fq.waiting[f] {
+                    fq.waiting[f] = true;
+                    ring.push_back(flow);
+                }
+                if !fq.drain_due[host as usize] {
+                    fq.drain_due[host as usize] = true;
+                    let at = self.ports.time_backlog_falls_to(port, fq.nic_buffer.saturating_sub(frame), self.now);
+                    self.queue.schedule(at, Event::HostDrain { host });
+                }
+                false
+            }
+            Mode::Tsq(t) => {
+                let q = &mut t.queued[f];
+                while q.front().is_some_and(|&(departs, _)| departs <= self.now) {
+                    q.pop_front();
+                }
+                let queued: u64 = q.iter().map(|&(_, bytes)| bytes).sum();
+                if queued < t.limit[host as usize] {
+                    return true;
+                }
+                if !t.wake_due[f] {
+                    t.wake_due[f] = true;
+                    let at = q.front().expect("over the limit, so something is queued").0;
+                    self.queue.schedule(at, Event::TsqWake { flow });
+                }
+                false
+            }
+        }
+    }
+
+    /// `flow` put a data packet of `payload` bytes into its host's NIC queue (after
+    /// `egress_admits`).
+    #[inline]
+    pub(super) fn egress_sent(&mut self, flow: u32, payload: u32) {
+        if let Some(Egress { mode: Mode::Tsq(t) }) = self.egress.as_deref_mut() {
+            let port = self.topo.port_start[self.flows[flow as usize].src as usize];
+            t.queued[flow as usize].push_back((self.ports.busy_until(port), wire::frame(payload as u64, 0)));
+        }
+    }
+
+    /// `fq`'s round robin: the NIC queue of `host` has room again; the flows waiting there send
+    /// a packet each in turn while it has.
+    pub(super) fn on_host_drain(&mut self, host: u32) {
+        let port = self.topo.port_start[host as usize];
+        loop {
+            let Some(Egress { mode: Mode::Fq(fq) }) = self.egress.as_deref_mut() else { return };
+            let h = host as usize;
+            let Some(&flow) = fq.ring[h].front() else {
+                fq.drain_due[h] = false;
+                return;
+            };
+            let frame = wire::frame(self.senders[flow as usize].mss(), 0);
+            if self.ports.backlog(port, self.now) + frame > fq.nic_buffer {
+                // Not before the next picosecond: where the backlog's rounding (at rates with no
+                // whole number of picoseconds per byte) leaves a byte too many, no loop in place.
+                let at = self.ports.time_backlog_falls_to(port, fq.nic_buffer.saturating_sub(frame), self.now);
+                self.queue.schedule(at.max(self.now + 1), Event::HostDrain { host });
+                return;
+            }
+            fq.ring[h].pop_front();
+            fq.waiting[flow as usize] = false;
+            // One packet; a flow with more to send goes to the back of the ring.
+            if self.send_segment::<super::shape::General>(flow) {
+                let Some(Egress { mode: Mode::Fq(fq) }) = self.egress.as_deref_mut() else { unreachable!() };
+                fq.waiting[flow as usize] = true;
+                fq.ring[h].push_back(flow);
+            }
+            self.arm_rto_if_outstanding(flow);
+        }
+    }
+
+    /// TSQ: the oldest packet `flow` had in the NIC queue has left.
+    pub(super) fn on_tsq_wake(&mut self, flow: u32) {
+        if let Some(Egress { mode: Mode::Tsq(t) }) = self.egress.as_deref_mut() {
+            t.wake_due[flow as usize] = false;
+        }
+        self.pump::<super::shape::General>(flow);
+    }
+}
