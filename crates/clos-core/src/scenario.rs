@@ -293,6 +293,16 @@ pub struct TransportSpec {
     pub dctcp_g: f64,
     /// The receiver's advertised window (Linux: up to `tcp_rmem`'s 6 MB by autotuning).
     pub rwnd: ByteSize,
+    /// SACK on both ends (off: NewReno recovery, RFC 6582).
+    pub sack: bool,
+    /// The slow-start threshold a flow starts with (none: slow start until a loss or a mark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_ssthresh: Option<ByteSize>,
+    /// DCTCP's alpha at a flow's start (RFC 8257 §4.2; Linux's `dctcp_alpha_on_init`).
+    pub dctcp_alpha: f64,
+    /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     /// Receiver reorder shim below TCP (default: on for Presto, off otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_shim: Option<bool>,
@@ -316,6 +326,10 @@ impl Default for TransportSpec {
             rto_max: Duration(PS_PER_S),
             dctcp_g: 1.0 / 16.0,
             rwnd: ByteSize(6 << 20),
+            sack: true,
+            initial_ssthresh: None,
+            dctcp_alpha: 1.0,
+            preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
             adaptive_dupack_threshold: false,
@@ -470,8 +484,9 @@ impl Default for OutputSpec {
 impl Scenario {
     /// Parse JSON, naming the field at fault on error.
     pub fn from_json(json: &str) -> Result<Scenario> {
-        let de = &mut serde_json::Deserializer::from_str(json);
-        let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut value: serde_json::Value = serde_json::from_str(json).map_err(|e| bad("scenario", e.to_string()))?;
+        crate::transport::presets::apply(&mut value)?;
+        let mut s: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let field = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
             // serde_json appends a JSON position; users wrote TOML, so it would only mislead.
@@ -537,6 +552,12 @@ impl Scenario {
         if t.rto_max.0 > MAX_DELAY.0 * 1000 {
             // Timers are set in 64-bit picoseconds past now; RFC 6298 (2.5) asks for at least 60 s.
             return Err(bad("transport.rto_max", format!("{} is beyond the {}s a timer may wait", t.rto_max, MAX_DELAY.0 * 1000 / PS_PER_S)));
+        }
+        if !(0.0..=1.0).contains(&t.dctcp_alpha) {
+            return Err(bad("transport.dctcp_alpha", format!("must be in [0, 1], got {}", t.dctcp_alpha)));
+        }
+        if t.initial_ssthresh.is_some_and(|b| b.0 < 2 * t.mss as u64) {
+            return Err(bad("transport.initial_ssthresh", format!("must be at least two segments ({} B), or left out for none", 2 * t.mss)));
         }
         if t.rwnd.0 < t.mss as u64 {
             return Err(bad("transport.rwnd", format!("{} B is less than one segment (transport.mss = {} B)", t.rwnd.0, t.mss)));
@@ -643,6 +664,9 @@ impl Scenario {
             mss_min: t.mss_min,
             mss_salt: crate::rng::mix64(self.seed ^ 0x6d73_735f_7361_6c74), // "mss_salt"
             rwnd: t.rwnd.0,
+            sack: t.sack,
+            initial_ssthresh: t.initial_ssthresh.map_or(u64::MAX, |b| b.0),
+            dctcp_alpha: t.dctcp_alpha,
         }
     }
 }

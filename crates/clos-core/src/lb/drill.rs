@@ -39,6 +39,19 @@ pub struct Drill {
     pinned: Option<PreHashedMap<u32>>,
     /// Whether routing splits next hops into symmetric components (`routing.decompose`).
     decompose: bool,
+    /// How well decisions read the queues (`stats`), measured on every 16th decision.
+    pub audit: Audit,
+}
+
+/// What every 16th decision found when the true backlogs were read beside the visible ones:
+/// how often the chosen port was the least loaded of its whole group, and how often it read
+/// empty while it held packets (DRILL §3.2.1's entering packets, `routing.entering`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Audit {
+    pub decisions: u64,
+    pub audited: u64,
+    pub least_loaded: u64,
+    pub read_empty_while_busy: u64,
 }
 
 impl Drill {
@@ -62,6 +75,7 @@ impl Drill {
             rng: streams.stream(),
             pinned: (spec.scheme == super::Scheme::DrillFlow).then(PreHashedMap::default),
             decompose: spec.decompose != Some(false),
+            audit: Audit::default(),
         }
     }
 
@@ -104,6 +118,14 @@ impl Drill {
         }
         let engine = self.engine(f.topo, switch, pkt.via);
         let port = self.choose(g, group, engine, |p| f.ports.visible_backlog(p, f.now));
+        self.audit.decisions += 1;
+        if self.audit.decisions % 16 == 0 {
+            let truth = |p: u32| f.ports.backlog(p, f.now);
+            let a = &mut self.audit;
+            a.audited += 1;
+            a.least_loaded += u64::from(group.iter().all(|&q| truth(port) <= truth(q)));
+            a.read_empty_while_busy += u64::from(f.ports.visible_backlog(port, f.now) == 0 && truth(port) > 0);
+        }
         if let Some(p) = self.pinned.as_mut() {
             p.insert(key, port);
         }
@@ -217,6 +239,7 @@ mod tests {
             rng: Streams::new(9).stream(),
             pinned: None,
             decompose: false,
+            audit: Audit::default(),
         };
         let mut rng = Streams::new(10).stream();
         let mut q = [0u64; 3];

@@ -339,6 +339,16 @@ impl Forwarder {
             }),
             Forwarder::Letflow(l) => serde_json::json!({ "flowlets": l.flowlets() }),
             Forwarder::Conga(c) => serde_json::json!({ "flowlets": c.flowlets() }),
+            Forwarder::Drill(d) => {
+                let a = d.audit;
+                let share = |k: u64| if a.audited > 0 { k as f64 / a.audited as f64 } else { 0.0 };
+                serde_json::json!({
+                    "decisions": a.decisions,
+                    "audited_decisions": a.audited,
+                    "chose_least_loaded_fraction": share(a.least_loaded),
+                    "chose_read_empty_while_busy_fraction": share(a.read_empty_while_busy),
+                })
+            }
             _ => serde_json::json!({}),
         }
     }

@@ -1,6 +1,7 @@
 //! Transports: our own TCP models (not a foreign stack), written as state machines that the
 //! simulator drives. Sequence numbers count segments of `mss` bytes (the last may be shorter).
 
+pub mod presets;
 pub mod receiver;
 pub mod reorder_shim;
 pub mod sack;
@@ -47,6 +48,13 @@ pub struct TcpParams {
     pub mss_salt: u64,
     /// The receiver's advertised window, bytes: a sender never has more new data outstanding.
     pub rwnd: u64,
+    /// SACK (RFC 2018) on both ends; without it the sender recovers as NewReno does (RFC 6582):
+    /// a partial ACK makes the next unacknowledged segment lost.
+    pub sack: bool,
+    /// Slow-start threshold a flow starts with, bytes (`u64::MAX`: none).
+    pub initial_ssthresh: u64,
+    /// DCTCP's alpha at the start of a flow (RFC 8257 §4.2: 1).
+    pub dctcp_alpha: f64,
 }
 
 impl TcpParams {

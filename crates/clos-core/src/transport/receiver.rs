@@ -171,6 +171,9 @@ mod tests {
             mss_min: None,
             mss_salt: 0,
             rwnd: u64::MAX,
+            sack: true,
+            initial_ssthresh: u64::MAX,
+            dctcp_alpha: 1.0,
         }
     }
 

@@ -114,7 +114,7 @@ impl Sender {
             nxt: 0,
             cwnd: p.initial_window as u64 * mss,
             rwnd: p.rwnd,
-            ssthresh: u64::MAX,
+            ssthresh: p.initial_ssthresh,
             ca_credit: 0,
             dupacks: 0,
             sacked: RangeSet::default(),
@@ -126,7 +126,7 @@ impl Sender {
             srtt: None,
             rttvar: 0,
             backoff: 0,
-            alpha: 1.0, // RFC 8257 §4.2 recommends starting at 1 (conservative)
+            alpha: p.dctcp_alpha, // RFC 8257 §4.2 recommends starting at 1 (conservative)
             obs_end: 0,
             obs_acked: 0,
             obs_marked: 0,
@@ -204,6 +204,8 @@ impl Sender {
         // An ACK overtaken by a later one (sprayed ACKs reorder) still carries SACK news, but
         // only above `una`: blocks below it would be counted in pipe against acknowledged data.
         let floor = cum.max(self.una);
+        // Without SACK (`transport.sack = false`) the blocks are not there to read.
+        let sack: &[(u32, u32)] = if p.sack { sack } else { &[] };
         for &(a, b) in sack {
             let (a, b) = (a.max(floor), b.min(self.nxt));
             if a < b {
@@ -243,7 +245,14 @@ impl Sender {
                     self.recovery = Recovery::None;
                     self.cwnd = self.ssthresh;
                 }
-                Recovery::Fast => {} // partial ACK: keep recovering (RFC 6675 §5)
+                // Partial ACK: keep recovering (RFC 6675 §5). Without SACK the next hole is the
+                // next unacknowledged segment, resent at once (NewReno, RFC 6582 §3.2 step 3).
+                Recovery::Fast if !p.sack => {
+                    self.lost_limit = self.lost_limit.max(cum + 1);
+                    self.high_rxt = cum;
+                    self.resend_first = true;
+                }
+                Recovery::Fast => {}
                 Recovery::Timeout => {
                     self.grow(acked);
                     if cum >= self.recover {
@@ -385,6 +394,9 @@ mod tests {
             mss_min: None,
             mss_salt: 0,
             rwnd: u64::MAX,
+            sack: true,
+            initial_ssthresh: u64::MAX,
+            dctcp_alpha: 1.0,
         }
     }
 
@@ -437,6 +449,25 @@ mod tests {
         s.on_ack(20, 8, &NO_SACK, false, 0, &p);
         assert_eq!(s.stats.retransmits, 1);
         assert_eq!(s.stats.fast_recoveries, 1);
+    }
+
+    /// NewReno without SACK (RFC 6582), by hand: of 8 segments, 0 and 4 are lost. Three
+    /// duplicate ACKs of 0 (for 1, 2, 3) resend 0; the partial ACK for 4 that follows resends 4
+    /// at once, without waiting for three more duplicates; the blocks the receiver sends are
+    /// not read.
+    #[test]
+    fn without_sack_a_partial_ack_resends_the_next_hole() {
+        let p = TcpParams { sack: false, ..params() };
+        let mut s = Sender::new(100_000, p.mss, &p);
+        s.cwnd = 8_000;
+        assert_eq!(drain(&mut s).len(), 8);
+        for k in 1..=3u32 {
+            s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+        }
+        assert_eq!(drain(&mut s)[0], (0, true), "fast retransmit of the first hole");
+        s.on_ack(20, 4, &[(5, 8), (0, 0), (0, 0)], false, 0, &p);
+        assert_eq!(drain(&mut s)[0], (4, true), "the partial ACK's hole, resent at once");
+        assert_eq!(s.stats.fast_recoveries, 1, "one recovery for both holes");
     }
 
     #[test]

@@ -1,0 +1,89 @@
+//! Named TCP presets (`transport.preset`): the defaults of the stacks that papers and other
+//! simulators used, each value with its source, so that a scenario can say "the hosts run
+//! Linux 2.6" in one line. A preset fills the `[transport]` fields the scenario leaves out;
+//! fields it writes itself win. docs/model.md lists the presets and what none of them models.
+//!
+//! Sources (read in their code, see docs/model.md, "TCP presets"):
+//! - Linux: `include/net/tcp.h` (`TCP_INIT_CWND 10`, RFC 6928; `TCP_RTO_MIN` HZ/5 = 200 ms;
+//!   `TCP_DELACK_MIN` HZ/25 = 40 ms), `Documentation/networking/ip-sysctl.rst` (`tcp_rmem`'s
+//!   maximum up to 6 MB, `tcp_reordering` 3 adapting up to `tcp_max_reordering` 300, SACK on),
+//!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1).
+//! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
+//!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B).
+//! - htsim (csg-htsim `sim/tcp.cpp`): NewReno without SACK, `_cwnd = 10*_mss`, `_ssthresh =
+//!   100*_mss` (1,500 B packets), RTO at least 250 ms, an ACK for every packet.
+//! - ns-3 (3.4x `tcp-socket.cc`, `tcp-socket-base.cc`): `InitialCwnd` 10, `DelAckCount` 2,
+//!   `DelAckTimeout` 200 ms, `MinRto` 1 s, `Sack` on, `RcvBufSize` 131,072 B.
+
+use crate::error::{bad, Result};
+use serde_json::{json, Value};
+
+/// (name, what it is, [(field, value)]).
+type Preset = (&'static str, &'static str, fn() -> Value);
+
+pub const PRESETS: &[Preset] = &[
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, 6 MB receive window", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true,
+               "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
+    }),
+    ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo", || {
+        json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true,
+               "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
+    }),
+    ("htsim", "htsim's TcpSrc: NewReno without SACK, IW10, initial ssthresh 100 packets, RTO_min 250 ms, no delayed ACKs", || {
+        json!({"initial_window": 10, "initial_ssthresh": "150KB", "rto_min": "250ms", "delayed_ack": 1, "sack": false,
+               "adaptive_dupack_threshold": false})
+    }),
+    ("ns3", "ns-3's TcpSocket defaults: IW10, RTO_min 1 s, delayed ACKs (2 segments, 200 ms), SACK, 128 KiB receive buffer", || {
+        json!({"initial_window": 10, "rto_min": "1s", "delayed_ack": 2, "delayed_ack_timeout": "200ms", "sack": true,
+               "rwnd": 131072, "adaptive_dupack_threshold": false})
+    }),
+];
+
+/// Fill the `[transport]` table of a scenario (as JSON) from its `preset`, if it names one.
+pub fn apply(scenario: &mut Value) -> Result<()> {
+    let Some(transport) = scenario.get_mut("transport").and_then(Value::as_object_mut) else { return Ok(()) };
+    let Some(name) = transport.get("preset") else { return Ok(()) };
+    let names = || PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ");
+    let Some(name) = name.as_str() else {
+        return Err(bad("transport.preset", format!("expected a preset's name, one of {}", names())));
+    };
+    let Some((_, _, fields)) = PRESETS.iter().find(|p| p.0 == name) else {
+        return Err(bad("transport.preset", format!("unknown preset \"{name}\"; the presets are {}", names())));
+    };
+    if let Value::Object(fields) = fields() {
+        for (key, value) in fields {
+            transport.entry(key).or_insert(value);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+
+    fn transport(toml_transport: &str) -> crate::scenario::TransportSpec {
+        let json = format!(
+            r#"{{"topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 1}}, "transport": {toml_transport}, "workload": {{"kind": "permutation", "bytes": 1000}}}}"#
+        );
+        Scenario::from_json(&json).map(|s| s.transport).map_err(|e| e.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_preset_fills_what_the_scenario_leaves_out() {
+        let t = transport(r#"{"preset": "linux-2.6", "rto_min": "10ms"}"#);
+        assert_eq!((t.initial_window, t.rto_min.0, t.delayed_ack, t.delayed_ack_timeout.0), (3, 10_000_000_000, 2, 40_000_000_000));
+        assert!(t.sack && t.adaptive_dupack_threshold);
+        let h = transport(r#"{"preset": "htsim"}"#);
+        assert_eq!((h.sack, h.initial_ssthresh.map(|b| b.0), h.rto_min.0), (false, Some(150_000), 250_000_000_000));
+        assert_eq!(h.preset.as_deref(), Some("htsim"));
+    }
+
+    #[test]
+    fn an_unknown_preset_is_named_with_the_choices() {
+        let json = r#"{"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 1}, "transport": {"preset": "bsd"}, "workload": {"kind": "permutation", "bytes": 1000}}"#;
+        let e = Scenario::from_json(json).unwrap_err().to_string();
+        assert!(e.starts_with("transport.preset: unknown preset \"bsd\"") && e.contains("linux, linux-2.6, htsim, ns3"), "{e}");
+    }
+}
