@@ -1,0 +1,162 @@
+// ns-3's side of the cross-check (docs/validation.md, "Beside ns-3"): N long TCP flows from N
+// hosts through one switch into one receiver, every link 10 Gb/s with 1 us of delay, the switch
+// port toward the receiver marking CE above K packets (RED with min = max = K and an
+// instantaneous queue, as DCTCP's paper configures it) and holding at most B packets. Prints one
+// JSON object: each flow's goodput between the warm-up and the end, the port's marks after the
+// warm-up and drops in all, and its mean queue in packets after the warm-up. Built against the
+// ns3 wheel from PyPI by run.py beside it.
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <iostream>
+#include <vector>
+
+using namespace ns3;
+
+static Ptr<QueueDisc> g_port;
+static double g_queue_sum = 0;
+static uint64_t g_samples = 0;
+
+// Every CE mark the port made: with min = max = K, RED's marks above K count as forced.
+static uint64_t
+Marks(const QueueDisc::Stats& st)
+{
+    return st.GetNMarkedPackets(RedQueueDisc::UNFORCED_MARK) + st.GetNMarkedPackets(RedQueueDisc::FORCED_MARK);
+}
+
+static void
+Sample()
+{
+    g_queue_sum += g_port->GetNPackets();
+    g_samples++;
+    Simulator::Schedule(MicroSeconds(10), &Sample);
+}
+
+int
+main(int argc, char* argv[])
+{
+    uint32_t flows = 4;
+    double warmup = 0.05;
+    double end = 0.25;
+    std::string cc = "dctcp";
+    uint32_t k = 65;
+    uint32_t buffer = 200;
+    std::string rate = "10Gbps";
+    CommandLine cmd;
+    cmd.AddValue("rate", "every link's rate", rate);
+    cmd.AddValue("flows", "senders", flows);
+    cmd.AddValue("cc", "dctcp or newreno", cc);
+    cmd.AddValue("k", "marking threshold, packets", k);
+    cmd.AddValue("buffer", "switch port buffer, packets", buffer);
+    cmd.AddValue("warmup", "seconds before goodput is counted", warmup);
+    cmd.AddValue("end", "seconds simulated", end);
+    cmd.Parse(argc, argv);
+
+    // The same TCP as clos's defaults: segments of 1,460 B (no timestamps), IW10, an ACK per
+    // segment, RTO_min 10 ms, SACK, classic recovery, NewReno growth; DCTCP's g = 1/16.
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(cc == "dctcp" ? TcpDctcp::GetTypeId() : TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(10)));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 26));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(6 << 20));
+    Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(true));
+    Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(false));
+    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(1500));
+    Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(1.0));
+    // A step at K: without this, RED's "gentle" mode marks above MaxTh only with a probability
+    // rising from 1/LInterm, and most packets above K go unmarked.
+    Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(false));
+    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(k));
+    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(k));
+    Config::SetDefault("ns3::RedQueueDisc::MaxSize", QueueSizeValue(QueueSize(std::to_string(buffer) + "p")));
+
+    NodeContainer hosts(flows + 1);
+    NodeContainer sw(1);
+    InternetStackHelper stack;
+    stack.InstallAll();
+    PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue(rate));
+    link.SetChannelAttribute("Delay", StringValue("1us"));
+    // A one-packet device queue, so that the queue disc above it is the port's queue.
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+
+    Ipv4AddressHelper addresses;
+    std::vector<Ipv4Address> hostAddress;
+    Ptr<NetDevice> bottleneck;
+    for (uint32_t i = 0; i <= flows; i++)
+    {
+        NetDeviceContainer d = link.Install(hosts.Get(i), sw.Get(0));
+        std::string net = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ".0";
+        addresses.SetBase(net.c_str(), "255.255.255.0");
+        Ipv4InterfaceContainer ifs = addresses.Assign(d);
+        hostAddress.push_back(ifs.GetAddress(0));
+        TrafficControlHelper none;
+        none.Uninstall(d);
+        TrafficControlHelper fifo;
+        fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(i == flows ? "1p" : "10000p"));
+        if (i == flows)
+        {
+            bottleneck = d.Get(1);
+            TrafficControlHelper red;
+            red.SetRootQueueDisc("ns3::RedQueueDisc");
+            g_port = red.Install(bottleneck).Get(0);
+            fifo.Install(d.Get(0));
+        }
+        else
+        {
+            // The host's NIC holds whatever TCP gives it; the switch's port back toward a
+            // sender carries only ACKs.
+            fifo.Install(d);
+        }
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    Ptr<Node> receiver = hosts.Get(flows);
+    std::vector<Ptr<PacketSink>> sinks;
+    for (uint32_t i = 0; i < flows; i++)
+    {
+        uint16_t port = 5000 + i;
+        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer a = sink.Install(receiver);
+        a.Start(Seconds(0));
+        sinks.push_back(DynamicCast<PacketSink>(a.Get(0)));
+        BulkSendHelper send("ns3::TcpSocketFactory", InetSocketAddress(hostAddress[flows], port));
+        send.SetAttribute("MaxBytes", UintegerValue(0));
+        ApplicationContainer s = send.Install(hosts.Get(i));
+        s.Start(Seconds(0));
+    }
+    std::vector<uint64_t> atWarmup(flows, 0);
+    uint64_t marksAtWarmup = 0;
+    Simulator::Schedule(Seconds(warmup), [&]() {
+        for (uint32_t i = 0; i < flows; i++)
+        {
+            atWarmup[i] = sinks[i]->GetTotalRx();
+        }
+        marksAtWarmup = Marks(g_port->GetStats());
+        Sample();
+    });
+    Simulator::Stop(Seconds(end));
+    Simulator::Run();
+
+    QueueDisc::Stats st = g_port->GetStats();
+    std::cout << "{\"flows\": [";
+    for (uint32_t i = 0; i < flows; i++)
+    {
+        double bps = (sinks[i]->GetTotalRx() - atWarmup[i]) * 8.0 / (end - warmup);
+        std::cout << (i ? ", " : "") << bps;
+    }
+    std::cout << "], \"marks\": " << Marks(st) - marksAtWarmup
+              << ", \"drops\": " << st.nTotalDroppedPackets
+              << ", \"mean_queue_packets\": " << (g_samples ? g_queue_sum / g_samples : 0) << "}" << std::endl;
+    Simulator::Destroy();
+    return 0;
+}
