@@ -214,6 +214,9 @@ pub struct HostSpec {
     /// `fifo`: TCP small queues, a flow's bytes in the NIC queue.
     #[serde(default)]
     pub tsq: Tsq,
+    /// `fifo`: the NIC queue's bound for data, bytes (none: unbounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<ByteSize>,
 }
 
 /// The discipline in front of a host's NIC.
@@ -601,6 +604,14 @@ impl Scenario {
             }
             if b.0 < min_frame {
                 return Err(bad("host.nic_buffer", format!("{} B cannot hold one full-size packet ({min_frame} B); two are the least that keeps the link busy", b.0)));
+            }
+        }
+        if let Some(q) = self.host.queue {
+            if self.host.qdisc != Qdisc::Fifo {
+                return Err(bad("host.queue", "applies to qdisc = \"fifo\" only (under \"fq\" the NIC queue holds host.nic_buffer)"));
+            }
+            if q.0 < min_frame {
+                return Err(bad("host.queue", format!("{} B cannot hold one full-size packet ({min_frame} B)", q.0)));
             }
         }
         if self.host.qdisc == Qdisc::Fq && self.host.tsq != Tsq::Auto {

@@ -69,3 +69,18 @@ fn a_nic_limited_flow_keeps_little_in_its_nic() {
     let unbounded = host_max_us(&permutation(4, "5ms", json!({"qdisc": "fifo", "tsq": "off"})));
     assert!(unbounded > 1000.0, "the unbounded FIFO queued only {unbounded:.1} us");
 }
+
+/// A bounded FIFO host (`queue`, htsim's host queue of 1,000 packets scaled down to 30): a flow
+/// limited only by its NIC never queues more than the bound there, and it learns of the full
+/// queue as local congestion (window reductions) rather than losses. By hand: 30 frames of
+/// 9,038 B are 271 KB, 217 us at 10 Gb/s.
+#[test]
+fn a_bounded_host_queue_is_local_congestion_not_loss() {
+    let r = permutation(4, "5ms", json!({"qdisc": "fifo", "tsq": "off", "queue": 30 * 9038}));
+    let tiers = r.summary["queueing"]["tiers"].as_array().expect("tiers");
+    let host = tiers.iter().find(|t| t["tier"] == "host_up").expect("a host_up tier");
+    let max_us = host["max_s"].as_f64().unwrap() * 1e6;
+    assert!(max_us <= 30.0 * 9038.0 * 8.0 / 10e9 * 1e6 * 1.05, "{max_us:.1} us queued at a host");
+    assert_eq!(host["drops"], 0, "a host never drops its own packets");
+    assert!(r.summary["flows"]["local_congestion"].as_u64().unwrap() > 0, "the flows met the bound");
+}

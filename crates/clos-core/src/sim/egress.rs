@@ -57,6 +57,8 @@ struct Fq {
 struct Tsq_ {
     /// Per host, the limit (it follows the host's rate).
     limit: Vec<u64>,
+    /// Bytes the whole NIC queue may hold before data is refused (`queue`; `u64::MAX`: none).
+    queue: u64,
     queued: Vec<VecDeque<(Time, u64)>>,
     /// Per flow: a `TsqWake` is in the calendar.
     wake_due: Vec<bool>,
@@ -67,7 +69,7 @@ impl Egress {
     /// costs a sending host nothing but one test.
     pub(super) fn new(spec: &HostSpec, mss: u32, host_rates: &[u64], flows: usize) -> Option<Egress> {
         let mode = match (spec.qdisc, spec.tsq) {
-            (Qdisc::Fifo, Tsq::Off) => return None,
+            (Qdisc::Fifo, Tsq::Off) if spec.queue.is_none() => return None,
             (Qdisc::Fq, _) => Mode::Fq(Fq {
                 nic_buffer: spec.nic_buffer.map_or(2 * wire::frame(mss as u64, 0), |b| b.0),
                 ring: (0..host_rates.len()).map(|_| VecDeque::with_capacity(4)).collect(),
@@ -76,6 +78,7 @@ impl Egress {
             }),
             (Qdisc::Fifo, tsq) => Mode::Tsq(Tsq_ {
                 limit: host_rates.iter().map(|&rate| tsq.limit(rate)).collect(),
+                queue: spec.queue.map_or(u64::MAX, |b| b.0),
                 queued: vec![VecDeque::new(); flows],
                 wake_due: vec![false; flows],
             }),
@@ -135,6 +138,18 @@ impl World {
                 false
             }
             Mode::Tsq(t) => {
+                let frame = wire::frame(self.senders[f].mss(), 0);
+                if t.queue != u64::MAX && self.ports.backlog(port, self.now) + frame > t.queue {
+                    // Local congestion: the packet is not sent; the flow reduces its window and
+                    // tries again once the queue has room for it.
+                    self.senders[f].local_congestion();
+                    if !t.wake_due[f] {
+                        t.wake_due[f] = true;
+                        let at = self.ports.time_backlog_falls_to(port, t.queue - frame, self.now);
+                        self.queue.schedule(at.max(self.now + 1), Event::TsqWake { flow });
+                    }
+                    return false;
+                }
                 let q = &mut t.queued[f];
                 while q.front().is_some_and(|&(departs, _)| departs <= self.now) {
                     q.pop_front();

@@ -40,6 +40,8 @@ pub struct SenderStats {
     pub fast_recoveries: u64,
     /// Fast retransmissions found spurious (Eifel), with the adaptive agent on.
     pub spurious: u64,
+    /// Window reductions for a full host queue (`[host] queue`).
+    pub local_congestion: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -331,6 +333,18 @@ impl Sender {
         self.high_rxt = self.una;
         self.lost_limit = self.lost_limit.max(self.una + 1);
         self.resend_first = true;
+    }
+
+    /// The host's queue refused a packet (`sim/egress.rs`): halve the window once per window of
+    /// data, as Linux's `tcp_enter_cwr` does, without marking anything lost.
+    pub fn local_congestion(&mut self) {
+        if self.recovery == Recovery::None && self.una >= self.cwr_end {
+            self.stats.local_congestion += 1;
+            self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+            self.cwnd = self.ssthresh;
+            self.ca_credit = 0;
+            self.cwr_end = self.nxt;
+        }
     }
 
     /// The retransmission timer expired.
