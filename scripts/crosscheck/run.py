@@ -1,11 +1,15 @@
-"""clos beside ns-3 on the same scenario (docs/validation.md, "Beside ns-3"), one command:
+"""clos beside ns-3 on the same scenarios (docs/validation.md, "Beside ns-3"), one command:
 
     .venv/bin/python scripts/crosscheck/run.py [--flows 2,4,8,16] [--end 0.25] [--markdown]
+    .venv/bin/python scripts/crosscheck/run.py --leaf-spine [--seeds 1,2,3] [--markdown]
 
-N long flows from N hosts through one switch into one receiver (10 Gb/s links with 1 us of
-delay, the port toward the receiver marking CE above K = 65 packets and holding 200), DCTCP or
-NewReno. ns-3's side is `dctcp_bottleneck.cc` beside this file, compiled against the `ns3` wheel
-from PyPI, which the first run installs into target/crosscheck/venv (about 500 MB, two minutes).
+The bottleneck: N long flows from N hosts through one switch into one receiver (10 Gb/s links
+with 1 us of delay, the port toward the receiver marking CE above K = 65 packets and holding
+200), DCTCP or NewReno. The leaf-spine: 4 leaves x 4 spines x 4 hosts at 10 Gb/s, the same ports,
+a random permutation across leaves, per-packet spraying (ns-3's global routing with
+RandomEcmpRouting, clos's `spray-random`). ns-3's sides are `dctcp_bottleneck.cc` and
+`leaf_spine.cc` beside this file, compiled against the `ns3` wheel from PyPI, which the first
+run installs into target/crosscheck/venv (about 500 MB, two minutes).
 clos runs the same scenario twice (stopped at the warm-up and at the end) and takes each flow's
 goodput between the two. Prints one row per point: aggregate goodput, the flows' spread (min
 and max over mean, Jain's index), the bottleneck's mean queue, marks and drops. Not part of
@@ -36,7 +40,7 @@ FRAME, NS3_FRAME = 1538, 1502
 K_PACKETS, BUFFER_PACKETS = 65, 200
 
 
-def ns3_binary() -> Path:
+def ns3_binary(name: str = "dctcp_bottleneck") -> Path:
     venv = WORK / "venv"
     py = venv / "bin" / "python"
     if not py.exists():
@@ -49,8 +53,8 @@ def ns3_binary() -> Path:
     if not (ns3 / "include" / "ns3" / "core-module.h").exists():
         print(f"installing {NS3_WHEEL} into {venv} (once)", file=sys.stderr)
         subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", NS3_WHEEL], check=True)
-    source = HERE / "dctcp_bottleneck.cc"
-    binary = WORK / "dctcp_bottleneck"
+    source = HERE / f"{name}.cc"
+    binary = WORK / name
     if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
         libs = sorted(p.name[3:-3] for p in (ns3 / "lib64").glob("libns3.*.so"))
         subprocess.run(
@@ -96,6 +100,51 @@ def run_clos(flows: int, cc: str, warmup: float, end: float) -> dict:
             "mean_queue_packets": float(q["bytes"].mean()) / FRAME}
 
 
+LEAVES, SPINES, HOSTS = 4, 4, 4
+
+
+def permutation(seed: int) -> list[tuple[int, int]]:
+    """A random permutation of the hosts in which no host sends within its own leaf."""
+    import random
+
+    rng = random.Random(seed)
+    n = LEAVES * HOSTS
+    while True:
+        dst = list(range(n))
+        rng.shuffle(dst)
+        if all(i // HOSTS != dst[i] // HOSTS for i in range(n)):
+            return list(enumerate(dst))
+
+
+def run_ns3_leaf_spine(binary: Path, pairs: list[tuple[int, int]], warmup: float, end: float) -> dict:
+    rate = round(10e9 * NS3_FRAME / FRAME)
+    out = subprocess.run(
+        [str(binary), f"--leaves={LEAVES}", f"--spines={SPINES}", f"--hosts={HOSTS}", f"--k={K_PACKETS}",
+         f"--buffer={BUFFER_PACKETS}", f"--rate={rate}bps", f"--warmup={warmup}", f"--end={end}",
+         "--pairs=" + ",".join(f"{a}-{b}" for a, b in pairs)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_clos_leaf_spine(pairs: list[tuple[int, int]], warmup: float, end: float) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        csv = Path(d) / "flows.csv"
+        csv.write_text("src,dst,bytes,start\n" + "".join(f"{a},{b},1TB,0\n" for a, b in pairs))
+        scenario = {
+            "seed": 1,
+            "topology": {"kind": "leaf_spine", "leaves": LEAVES, "spines": SPINES, "hosts_per_leaf": HOSTS,
+                         "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"},
+            "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
+            "routing": {"scheme": "spray-random"},
+            "transport": {"kind": "dctcp", "sack": False},
+            "workload": {"kind": "flows", "file": str(csv)},
+        }
+        early = clos.run({**scenario, "stop": f"{warmup}s"})
+        late = clos.run({**scenario, "stop": f"{end}s"})
+    return {"flows": [(b - a) * 8 / (end - warmup) for a, b in zip(early.flows["delivered"], late.flows["delivered"])]}
+
+
 def describe(r: dict) -> tuple[float, float, float, float]:
     x = r["flows"]
     mean = sum(x) / len(x)
@@ -110,7 +159,11 @@ def main() -> int:
     ap.add_argument("--warmup", type=float, default=0.05)
     ap.add_argument("--end", type=float, default=0.25)
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    ap.add_argument("--leaf-spine", action="store_true", help="the leaf-spine permutation instead")
+    ap.add_argument("--seeds", default="1,2,3", help="--leaf-spine: permutations to draw")
     a = ap.parse_args()
+    if a.leaf_spine:
+        return leaf_spine(a)
     binary = ns3_binary()
     header = ("flows", "sim", "Gb/s", "min/mean", "max/mean", "Jain", "mean queue (pkts)", "marks", "drops")
     rows = []
@@ -119,6 +172,24 @@ def main() -> int:
             agg, lo, hi, jain = describe(r)
             rows.append((n, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}",
                          f"{r['mean_queue_packets']:.1f}", r["marks"], r["drops"]))
+            print(*rows[-1], sep="\t", file=sys.stderr)
+    if a.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in rows:
+            print("| " + " | ".join(str(c) for c in row) + " |")
+    return 0
+
+
+def leaf_spine(a: argparse.Namespace) -> int:
+    binary = ns3_binary("leaf_spine")
+    header = ("seed", "sim", "Gb/s", "min/mean", "max/mean", "Jain")
+    rows = []
+    for seed in (int(v) for v in a.seeds.split(",")):
+        pairs = permutation(seed)
+        for name, r in (("ns-3", run_ns3_leaf_spine(binary, pairs, a.warmup, a.end)), ("clos", run_clos_leaf_spine(pairs, a.warmup, a.end))):
+            agg, lo, hi, jain = describe(r)
+            rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}"))
             print(*rows[-1], sep="\t", file=sys.stderr)
     if a.markdown:
         print("| " + " | ".join(header) + " |")

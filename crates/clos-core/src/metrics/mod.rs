@@ -206,6 +206,7 @@ impl RunOutput<'_> {
                 "fct_max_s": pct(100.0),
                 "retransmits": flows.retransmits.iter().sum::<u64>(),
                 "timeouts": flows.timeouts.iter().sum::<u64>(),
+                "fast_recoveries": w.senders.iter().map(|s| s.stats.fast_recoveries).sum::<u64>(),
                 // Window reductions for a full host queue (`[host] queue`, qdisc fifo).
                 "local_congestion": w.senders.iter().map(|s| s.stats.local_congestion).sum::<u64>(),
                 // DRILL §4 (Fig. 11a): the share of flows whose receiver sent any duplicate ACK.
