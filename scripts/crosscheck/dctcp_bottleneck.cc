@@ -12,6 +12,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "clos_like.h"
+
 #include <iostream>
 #include <vector>
 
@@ -47,37 +49,11 @@ main(int argc, char* argv[])
     uint32_t buffer = 200;
     std::string rate = "10Gbps";
     CommandLine cmd;
-    cmd.AddValue("rate", "every link's rate", rate);
     cmd.AddValue("flows", "senders", flows);
-    cmd.AddValue("cc", "dctcp or newreno", cc);
-    cmd.AddValue("k", "marking threshold, packets", k);
-    cmd.AddValue("buffer", "switch port buffer, packets", buffer);
-    cmd.AddValue("warmup", "seconds before goodput is counted", warmup);
-    cmd.AddValue("end", "seconds simulated", end);
+    AddCommonOptions(cmd, cc, k, buffer, rate, warmup, end);
     cmd.Parse(argc, argv);
 
-    // The same TCP as clos's defaults: segments of 1,460 B (no timestamps), IW10, an ACK per
-    // segment, RTO_min 10 ms, SACK, classic recovery, NewReno growth; DCTCP's g = 1/16.
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(cc == "dctcp" ? TcpDctcp::GetTypeId() : TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(10)));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 26));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(6 << 20));
-    Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(true));
-    Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(false));
-    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(1500));
-    Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(1.0));
-    // A step at K: without this, RED's "gentle" mode marks above MaxTh only with a probability
-    // rising from 1/LInterm, and most packets above K go unmarked.
-    Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(false));
-    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(k));
-    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(k));
-    Config::SetDefault("ns3::RedQueueDisc::MaxSize", QueueSizeValue(QueueSize(std::to_string(buffer) + "p")));
+    ConfigureLikeClos(cc, k, buffer);
 
     NodeContainer hosts(flows + 1);
     NodeContainer sw(1);

@@ -12,6 +12,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "clos_like.h"
+
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -45,33 +47,11 @@ main(int argc, char* argv[])
     cmd.AddValue("leaves", "leaves", leaves);
     cmd.AddValue("spines", "spines", spines);
     cmd.AddValue("hosts", "hosts per leaf", hosts);
-    cmd.AddValue("k", "marking threshold, packets", k);
-    cmd.AddValue("buffer", "port buffer, packets", buffer);
-    cmd.AddValue("rate", "every link's rate", rate);
     cmd.AddValue("pairs", "src-dst,src-dst,...", pairs);
-    cmd.AddValue("cc", "dctcp or newreno", cc);
-    cmd.AddValue("warmup", "seconds before goodput is counted", warmup);
-    cmd.AddValue("end", "seconds simulated", end);
+    AddCommonOptions(cmd, cc, k, buffer, rate, warmup, end);
     cmd.Parse(argc, argv);
 
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(cc == "dctcp" ? TcpDctcp::GetTypeId() : TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(10)));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 26));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(6 << 20));
-    Config::SetDefault("ns3::RedQueueDisc::UseEcn", BooleanValue(true));
-    Config::SetDefault("ns3::RedQueueDisc::UseHardDrop", BooleanValue(false));
-    Config::SetDefault("ns3::RedQueueDisc::Gentle", BooleanValue(false));
-    Config::SetDefault("ns3::RedQueueDisc::MeanPktSize", UintegerValue(1500));
-    Config::SetDefault("ns3::RedQueueDisc::QW", DoubleValue(1.0));
-    Config::SetDefault("ns3::RedQueueDisc::MinTh", DoubleValue(k));
-    Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(k));
-    Config::SetDefault("ns3::RedQueueDisc::MaxSize", QueueSizeValue(QueueSize(std::to_string(buffer) + "p")));
+    ConfigureLikeClos(cc, k, buffer);
     Config::SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", BooleanValue(true));
     // ns-3 3.44's TCP asserts when reordered packets bring several duplicate ACKs before it
     // leaves the open state with SACK on ("From OPEN->DISORDER but with 7 dup ACKs"), which

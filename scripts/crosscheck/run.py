@@ -55,10 +55,11 @@ def ns3_binary(name: str = "dctcp_bottleneck") -> Path:
         subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", NS3_WHEEL], check=True)
     source = HERE / f"{name}.cc"
     binary = WORK / name
-    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+    newest = max(source.stat().st_mtime, (HERE / "clos_like.h").stat().st_mtime)
+    if not binary.exists() or binary.stat().st_mtime < newest:
         libs = sorted(p.name[3:-3] for p in (ns3 / "lib64").glob("libns3.*.so"))
         subprocess.run(
-            ["g++", "-std=c++20", "-O2", "-w", f"-I{ns3 / 'include'}", str(source), "-o", str(binary),
+            ["g++", "-std=c++20", "-O2", "-w", f"-I{ns3 / 'include'}", f"-I{HERE}", str(source), "-o", str(binary),
              f"-L{ns3 / 'lib64'}", *[f"-l{lib}" for lib in libs], f"-Wl,-rpath,{ns3 / 'lib64'}"],
             check=True,
         )
@@ -145,6 +146,13 @@ def run_clos_leaf_spine(pairs: list[tuple[int, int]], warmup: float, end: float)
     return {"flows": [(b - a) * 8 / (end - warmup) for a, b in zip(early.flows["delivered"], late.flows["delivered"])]}
 
 
+def print_markdown(header: tuple[str, ...], rows: list[tuple]) -> None:
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+
+
 def describe(r: dict) -> tuple[float, float, float, float]:
     x = r["flows"]
     mean = sum(x) / len(x)
@@ -174,10 +182,7 @@ def main() -> int:
                          f"{r['mean_queue_packets']:.1f}", r["marks"], r["drops"]))
             print(*rows[-1], sep="\t", file=sys.stderr)
     if a.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(str(c) for c in row) + " |")
+        print_markdown(header, rows)
     return 0
 
 
@@ -192,10 +197,7 @@ def leaf_spine(a: argparse.Namespace) -> int:
             rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}"))
             print(*rows[-1], sep="\t", file=sys.stderr)
     if a.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(str(c) for c in row) + " |")
+        print_markdown(header, rows)
     return 0
 
 
