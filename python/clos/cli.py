@@ -368,7 +368,7 @@ def reproduce(
     ] = None,
     experiments: Annotated[
         Path | None,
-        typer.Option("--experiments", help="Experiments folder (default: the repository's)."),
+        typer.Option("--experiments", help="Experiments folder (default: the ones bundled with clos)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
