@@ -60,6 +60,8 @@ struct Tsq_ {
     /// Bytes the whole NIC queue may hold before data is refused (`queue`; `u64::MAX`: none).
     queue: u64,
     queued: Vec<VecDeque<(Time, u64)>>,
+    /// Per flow: the bytes `queued` holds, kept beside it rather than summed at every send.
+    queued_bytes: Vec<u64>,
     /// Per flow: a `TsqWake` is in the calendar.
     wake_due: Vec<bool>,
 }
@@ -80,6 +82,7 @@ impl Egress {
                 limit: host_rates.iter().map(|&rate| tsq.limit(rate)).collect(),
                 queue: spec.queue.map_or(u64::MAX, |b| b.0),
                 queued: vec![VecDeque::new(); flows],
+                queued_bytes: vec![0; flows],
                 wake_due: vec![false; flows],
             }),
         };
@@ -92,9 +95,21 @@ impl Egress {
             Mode::Fq(fq) => fq.waiting.push(false),
             Mode::Tsq(t) => {
                 t.queued.push(VecDeque::new());
+                t.queued_bytes.push(0);
                 t.wake_due.push(false);
             }
         }
+    }
+}
+
+impl Fq {
+    /// Whether `port`'s NIC queue has room for a frame of `frame` bytes at `now`, and if not,
+    /// when it will.
+    fn room(&self, ports: &crate::fabric::Ports, port: u32, frame: u64, now: Time) -> Result<(), Time> {
+        if ports.backlog(port, now) + frame <= self.nic_buffer {
+            return Ok(());
+        }
+        Err(ports.time_backlog_falls_to(port, self.nic_buffer.saturating_sub(frame), now))
     }
 }
 
@@ -122,8 +137,9 @@ impl World {
         match &mut e.mode {
             Mode::Fq(fq) => {
                 let frame = wire::frame(self.senders[f].mss(), 0);
+                let room = fq.room(&self.ports, port, frame, self.now);
                 let ring = &mut fq.ring[host as usize];
-                if ring.is_empty() && self.ports.backlog(port, self.now) + frame <= fq.nic_buffer {
+                if ring.is_empty() && room.is_ok() {
                     return true;
                 }
                 if !fq.waiting[f] {
@@ -132,8 +148,7 @@ impl World {
                 }
                 if !fq.drain_due[host as usize] {
                     fq.drain_due[host as usize] = true;
-                    let at = self.ports.time_backlog_falls_to(port, fq.nic_buffer.saturating_sub(frame), self.now);
-                    self.queue.schedule(at, Event::HostDrain { host });
+                    self.queue.schedule(room.err().unwrap_or(self.now), Event::HostDrain { host });
                 }
                 false
             }
@@ -151,11 +166,11 @@ impl World {
                     return false;
                 }
                 let q = &mut t.queued[f];
-                while q.front().is_some_and(|&(departs, _)| departs <= self.now) {
+                while let Some(&(_, bytes)) = q.front().filter(|&&(departs, _)| departs <= self.now) {
+                    t.queued_bytes[f] -= bytes;
                     q.pop_front();
                 }
-                let queued: u64 = q.iter().map(|&(_, bytes)| bytes).sum();
-                if queued < t.limit[host as usize] {
+                if t.queued_bytes[f] < t.limit[host as usize] {
                     return true;
                 }
                 if !t.wake_due[f] {
@@ -174,7 +189,9 @@ impl World {
     pub(super) fn egress_sent(&mut self, flow: u32, payload: u32) {
         if let Some(Egress { mode: Mode::Tsq(t) }) = self.egress.as_deref_mut() {
             let port = self.topo.port_start[self.flows[flow as usize].src as usize];
-            t.queued[flow as usize].push_back((self.ports.busy_until(port), wire::frame(payload as u64, 0)));
+            let bytes = wire::frame(payload as u64, 0);
+            t.queued[flow as usize].push_back((self.ports.busy_until(port), bytes));
+            t.queued_bytes[flow as usize] += bytes;
         }
     }
 
@@ -190,10 +207,9 @@ impl World {
                 return;
             };
             let frame = wire::frame(self.senders[flow as usize].mss(), 0);
-            if self.ports.backlog(port, self.now) + frame > fq.nic_buffer {
+            if let Err(at) = fq.room(&self.ports, port, frame, self.now) {
                 // Not before the next picosecond: where the backlog's rounding (at rates with no
                 // whole number of picoseconds per byte) leaves a byte too many, no loop in place.
-                let at = self.ports.time_backlog_falls_to(port, fq.nic_buffer.saturating_sub(frame), self.now);
                 self.queue.schedule(at.max(self.now + 1), Event::HostDrain { host });
                 return;
             }
