@@ -123,7 +123,8 @@ impl Drill {
             let truth = |p: u32| f.ports.backlog(p, f.now);
             let a = &mut self.audit;
             a.audited += 1;
-            a.least_loaded += u64::from(group.iter().all(|&q| truth(port) <= truth(q)));
+            let chosen = truth(port);
+            a.least_loaded += u64::from(group.iter().all(|&q| chosen <= truth(q)));
             a.read_empty_while_busy += u64::from(f.ports.visible_backlog(port, f.now) == 0 && truth(port) > 0);
         }
         if let Some(p) = self.pinned.as_mut() {
