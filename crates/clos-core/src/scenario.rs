@@ -9,7 +9,7 @@ use crate::error::{bad, Result};
 use crate::failures::{ConvergenceSpec, FailureSpec};
 use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{Kind, TcpParams};
+use crate::transport::{DctcpLoss, Kind, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
@@ -303,6 +303,8 @@ pub struct TransportSpec {
     pub initial_ssthresh: Option<ByteSize>,
     /// DCTCP's alpha at a flow's start (RFC 8257 §4.2; Linux's `dctcp_alpha_on_init`).
     pub dctcp_alpha: f64,
+    /// DCTCP's answer to a loss: `"halve"` (RFC 8257 §3.5, Linux) or `"alpha"` (ns-3).
+    pub dctcp_loss: DctcpLoss,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -332,6 +334,7 @@ impl Default for TransportSpec {
             sack: true,
             initial_ssthresh: None,
             dctcp_alpha: 1.0,
+            dctcp_loss: DctcpLoss::Halve,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -678,6 +681,7 @@ impl Scenario {
             sack: t.sack,
             initial_ssthresh: t.initial_ssthresh.map_or(u64::MAX, |b| b.0),
             dctcp_alpha: t.dctcp_alpha,
+            dctcp_loss: t.dctcp_loss,
         }
     }
 }

@@ -55,6 +55,21 @@ pub struct TcpParams {
     pub initial_ssthresh: u64,
     /// DCTCP's alpha at the start of a flow (RFC 8257 §4.2: 1).
     pub dctcp_alpha: f64,
+    /// How DCTCP's window answers a loss (fast recovery or a timeout's ssthresh).
+    pub dctcp_loss: DctcpLoss,
+}
+
+/// DCTCP's answer to a loss (`transport.dctcp_loss`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DctcpLoss {
+    /// As conventional TCP: ssthresh = half the flight (RFC 8257 §3.5; Linux's
+    /// `dctcp_react_to_loss`).
+    #[default]
+    Halve,
+    /// ssthresh = cwnd x (1 - alpha/2), as for a mark: ns-3's `TcpDctcp::GetSsThresh`, which its
+    /// `TcpSocketBase` also calls on entering recovery and on a timeout.
+    Alpha,
 }
 
 impl TcpParams {

@@ -13,7 +13,9 @@
 //! - htsim (csg-htsim `sim/tcp.cpp`): NewReno without SACK, `_cwnd = 10*_mss`, `_ssthresh =
 //!   100*_mss` (1,500 B packets), RTO at least 250 ms, an ACK for every packet.
 //! - ns-3 (3.4x `tcp-socket.cc`, `tcp-socket-base.cc`): `InitialCwnd` 10, `DelAckCount` 2,
-//!   `DelAckTimeout` 200 ms, `MinRto` 1 s, `Sack` on, `RcvBufSize` 131,072 B.
+//!   `DelAckTimeout` 200 ms, `MinRto` 1 s, `Sack` on, `RcvBufSize` 131,072 B; `tcp-dctcp.cc`'s
+//!   `GetSsThresh` ((1 - alpha/2) x cwnd), which `TcpSocketBase` calls on entering recovery and
+//!   on a timeout as well as on ECE, where RFC 8257 §3.5 and Linux halve.
 
 use crate::error::{bad, Result};
 use serde_json::{json, Value};
@@ -34,9 +36,9 @@ pub const PRESETS: &[Preset] = &[
         json!({"initial_window": 10, "initial_ssthresh": "150KB", "rto_min": "250ms", "delayed_ack": 1, "sack": false,
                "adaptive_dupack_threshold": false})
     }),
-    ("ns3", "ns-3's TcpSocket defaults: IW10, RTO_min 1 s, delayed ACKs (2 segments, 200 ms), SACK, 128 KiB receive buffer", || {
+    ("ns3", "ns-3's TcpSocket defaults: IW10, RTO_min 1 s, delayed ACKs (2 segments, 200 ms), SACK, 128 KiB receive buffer; its DCTCP cuts by alpha/2 on a loss too", || {
         json!({"initial_window": 10, "rto_min": "1s", "delayed_ack": 2, "delayed_ack_timeout": "200ms", "sack": true,
-               "rwnd": 131072, "adaptive_dupack_threshold": false})
+               "rwnd": 131072, "adaptive_dupack_threshold": false, "dctcp_loss": "alpha"})
     }),
 ];
 

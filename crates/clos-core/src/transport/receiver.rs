@@ -174,6 +174,7 @@ mod tests {
             sack: true,
             initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
+            dctcp_loss: crate::transport::DctcpLoss::Halve,
         }
     }
 

@@ -20,7 +20,7 @@
 //! reordering extent just observed, as RR-TCP and Linux's tcp_reordering do), up to the cap.
 
 use super::sack::RangeSet;
-use super::TcpParams;
+use super::{DctcpLoss, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::Time;
 
@@ -80,6 +80,8 @@ pub struct Sender {
     obs_acked: u64,
     obs_marked: u64,
     cwr_end: u32,
+    /// DCTCP with `transport.dctcp_loss = "alpha"`: a loss cuts the window as a mark does.
+    loss_by_alpha: bool,
     /// This flow's duplicate-ACK threshold (raised by the PLTS agent).
     pub dupthresh: u32,
     /// Eifel bookkeeping for the last fast recovery: when it started, the hole, the SACKed
@@ -133,6 +135,7 @@ impl Sender {
             obs_acked: 0,
             obs_marked: 0,
             cwr_end: 0,
+            loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
             dupthresh: p.dupack_threshold,
             eifel: None,
             stats: SenderStats::default(),
@@ -320,11 +323,20 @@ impl Sender {
         }
     }
 
+    /// The slow-start threshold after a loss: RFC 5681 eq. (4), half the FlightSize (outstanding
+    /// data, not pipe); or, with `loss_by_alpha`, the window less alpha/2 of it, as ns-3's DCTCP.
+    fn loss_ssthresh(&self) -> u64 {
+        let reduced = if self.loss_by_alpha {
+            (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64
+        } else {
+            (self.nxt - self.una) as u64 * self.mss / 2
+        };
+        reduced.max(2 * self.mss)
+    }
+
     fn enter_fast_recovery(&mut self) {
         self.stats.fast_recoveries += 1;
-        // RFC 5681 eq. (4): half the FlightSize (outstanding data), not half of pipe.
-        let flight = (self.nxt - self.una) as u64 * self.mss;
-        self.ssthresh = (flight / 2).max(2 * self.mss);
+        self.ssthresh = self.loss_ssthresh();
         self.cwnd = self.ssthresh;
         self.ca_credit = 0;
         self.recovery = Recovery::Fast;
@@ -353,8 +365,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = (self.nxt - self.una) as u64 * self.mss;
-        self.ssthresh = (flight / 2).max(2 * self.mss);
+        self.ssthresh = self.loss_ssthresh();
         self.cwnd = self.mss;
         self.ca_credit = 0;
         self.dupacks = 0;
@@ -411,6 +422,7 @@ mod tests {
             sack: true,
             initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
+            dctcp_loss: DctcpLoss::Halve,
         }
     }
 
@@ -508,6 +520,31 @@ mod tests {
         assert_eq!(s.cwnd, 5_000);
         s.on_ack(11, 6, &NO_SACK, true, 0, &p);
         assert_eq!(s.cwnd, 5_000, "no second cut within the same window");
+    }
+
+    /// DCTCP's answer to a loss, by hand: 8 segments out with cwnd 8,000 and alpha 0.25; three
+    /// duplicate ACKs enter recovery. Halving (RFC 8257 §3.5) sets ssthresh to half the flight
+    /// of 8: 4,000. ns-3's reading cuts the window by alpha/2: 8,000 x 0.875 = 7,000. A timeout
+    /// takes the same ssthresh.
+    #[test]
+    fn dctcp_loss_halves_or_cuts_by_alpha_over_two() {
+        for (loss, expect) in [(DctcpLoss::Halve, 4_000), (DctcpLoss::Alpha, 7_000)] {
+            let p = TcpParams { dctcp_g: Some(1.0 / 16.0), dctcp_loss: loss, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            s.cwnd = 8_000;
+            s.alpha = 0.25;
+            drain(&mut s);
+            for k in 1..=3u32 {
+                s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+            }
+            assert_eq!((s.ssthresh, s.cwnd), (expect, expect), "{loss:?}");
+            let mut t = Sender::new(100_000, p.mss, &p);
+            t.cwnd = 8_000;
+            t.alpha = 0.25;
+            drain(&mut t);
+            t.on_timeout();
+            assert_eq!((t.ssthresh, t.cwnd), (expect, 1_000), "{loss:?} timeout");
+        }
     }
 
     /// The PLTS agent: a hole filled by the late original (echo before the retransmission)
