@@ -65,6 +65,24 @@ def test_values_too_large_to_hold_are_refused(
     assert says in fails_cleanly(runner, ["run", str(tiny), "--set", override])
 
 
+@pytest.mark.parametrize(
+    ("overrides", "field", "says"),
+    [
+        (["workload.class=1"], "workload.class", "switch.classes is not set"),
+        (["switch.classes=[{weight = 2}]", "workload.class=3"], "workload.class", "switch.classes has 1 (0 to 0)"),
+        (["switch.classes=[{weight = 0}]"], "switch.classes[0].weight", "must be in 1..=1000"),
+        (["switch.quantum=1500B"], "switch.quantum", "give switch.classes too"),
+    ],
+    ids=["class without classes", "class beyond classes", "zero weight", "quantum alone"],
+)
+def test_traffic_classes_are_checked(
+    runner: CliRunner, tiny: Path, overrides: list[str], field: str, says: str
+):
+    args = ["validate", str(tiny)] + [a for o in overrides for a in ("--set", o)]
+    error = fails_cleanly(runner, args)
+    assert field in error and says in error
+
+
 def test_invalid_override_names_the_field(runner: CliRunner, tiny: Path):
     assert "topology.leaves" in fails_cleanly(
         runner, ["run", str(tiny), "--set", "topology.leaves=-1"]

@@ -31,6 +31,8 @@ pub enum Event {
     HostDrain { host: u32 },
     /// The oldest packet `flow` had in its host's NIC queue has left (TCP small queues).
     TsqWake { flow: u32 },
+    /// `port`'s link is free and packets wait in its class queues (`fabric/scheduler.rs`).
+    PortDrain { port: u32 },
     /// The receiver reorder shim of `flow` may have to release what it holds.
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).

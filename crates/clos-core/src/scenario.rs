@@ -66,6 +66,9 @@ const MAX_DELAY: Duration = Duration(PS_PER_S);
 /// catches is a period of picoseconds or nanoseconds written for microseconds.
 const MAX_PERIODS: u64 = 100_000_000;
 
+/// Queues (traffic classes) a switch port may have.
+pub const MAX_CLASSES: usize = 8;
+
 /// When a run ends: when every flow has delivered its last byte, or at a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(try_from = "StopWritten", into = "String")]
@@ -200,6 +203,43 @@ pub struct SwitchSpec {
     /// The dynamic threshold's alpha (default 2 with a pool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// Traffic classes at every switch port (`fabric/scheduler.rs`): strict priority between
+    /// levels, DWRR within one. None: one FIFO per port.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSpec>,
+    /// DWRR's quantum per unit of weight (default: one full frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<ByteSize>,
+    /// When a packet's ECN mark is decided: as it joins its queue, or as it leaves it.
+    #[serde(default)]
+    pub ecn_marking: EcnMarking,
+}
+
+/// One traffic class at the switches' ports (`switch.classes[i]`; a workload's `class` names it).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// Strict-priority level: 0 first (default 0).
+    #[serde(default)]
+    pub priority: u8,
+    /// DWRR weight among the classes of its level (default 1).
+    #[serde(default = "one")]
+    pub weight: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// When a switch decides a packet's ECN mark (`switch.ecn_marking`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMarking {
+    /// By the queue it joins (DCTCP's switches; the FIFO fast path).
+    #[default]
+    Enqueue,
+    /// By the queue behind it when it starts to leave (through the class queues).
+    Dequeue,
 }
 
 /// `[host]`: the hosts' egress between TCP and the NIC (`sim/egress.rs`).
@@ -272,7 +312,7 @@ fn default_buffer() -> ByteSize {
 
 impl Default for SwitchSpec {
     fn default() -> Self {
-        SwitchSpec { buffer: default_buffer(), ecn_threshold: None, pool: None, alpha: None }
+        SwitchSpec { buffer: default_buffer(), ecn_threshold: None, pool: None, alpha: None, classes: Vec::new(), quantum: None, ecn_marking: EcnMarking::Enqueue }
     }
 }
 
@@ -433,6 +473,9 @@ pub struct WorkloadSpec {
     /// Incast and periodic: time between rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
+    /// The traffic class of this workload's flows, data and ACKs (`switch.classes`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
     /// Services: the sub-workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<WorkloadSpec>>,
@@ -598,6 +641,7 @@ impl Scenario {
                 return Err(bad("switch.pool", format!("{} B cannot hold one full-size packet ({min_frame} B)", pool.0)));
             }
         }
+        self.validate_classes()?;
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
             return Err(bad("switch.buffer", format!("{} B is more than a port can model ({} B, 4 GiB); real switches have tens of MB", self.switch.buffer.0, crate::fabric::MAX_BUFFER)));
         }
@@ -661,6 +705,40 @@ impl Scenario {
             (None, Stop::At(d)) => d,
             (None, Stop::AllFlowsDone) => DEFAULT_MAX_TIME,
         }
+    }
+
+    /// `switch.classes`, `quantum` and the workloads' `class`.
+    fn validate_classes(&self) -> Result<()> {
+        let sw = &self.switch;
+        if sw.classes.len() > MAX_CLASSES {
+            return Err(bad("switch.classes", format!("{} classes; a port has at most {MAX_CLASSES} queues (802.1Q's eight)", sw.classes.len())));
+        }
+        for (i, c) in sw.classes.iter().enumerate() {
+            if c.weight == 0 || c.weight > 1000 {
+                return Err(bad(format!("switch.classes[{i}].weight"), format!("must be in 1..=1000, got {}", c.weight)));
+            }
+            if c.priority as usize >= MAX_CLASSES {
+                return Err(bad(format!("switch.classes[{i}].priority"), format!("must be below {MAX_CLASSES}, got {}", c.priority)));
+            }
+        }
+        if let Some(q) = sw.quantum {
+            if sw.classes.is_empty() {
+                return Err(bad("switch.quantum", "applies to DWRR between classes: give switch.classes too"));
+            }
+            if q.0 == 0 || q.0 > crate::fabric::MAX_BUFFER {
+                return Err(bad("switch.quantum", format!("must be positive and at most {} B, got {} B", crate::fabric::MAX_BUFFER, q.0)));
+            }
+        }
+        let classes = sw.classes.len().max(1);
+        for (path, part) in crate::workload::parts_of(&self.workload) {
+            if let Some(c) = part.class {
+                if c as usize >= classes {
+                    let fix = if sw.classes.is_empty() { "switch.classes is not set (one FIFO per port): add [[switch.classes]] tables".to_string() } else { format!("switch.classes has {} (0 to {})", classes, classes - 1) };
+                    return Err(bad(format!("{path}.class"), format!("class {c} does not exist: {fix}")));
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn tcp_params(&self) -> TcpParams {

@@ -13,6 +13,7 @@
 //! Every accepted packet's queueing delay (its wait before serialisation starts) is added to its
 //! port's total and to a histogram of its link tier, for DRILL's per-hop queueing (Fig. 6c, 14c).
 
+pub mod scheduler;
 pub mod shared_buffer;
 
 use crate::metrics::histogram::Histograms;
@@ -94,6 +95,8 @@ pub struct Ports {
     visibility: Visibility,
     /// Switches that pool their ports' buffers (`shared_buffer.rs`); `None` for static buffers.
     shared: Option<Box<shared_buffer::SharedBuffers>>,
+    /// Class queues at switch ports (`scheduler.rs`); `None`: every port is one FIFO.
+    sched: Option<Box<scheduler::Scheduler>>,
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
     /// Queueing delays per tier.
@@ -143,6 +146,7 @@ impl Ports {
             entering: Vec::new(),
             visibility: Visibility::After(0),
             shared: None,
+            sched: None,
             drops: vec![0; n],
             ecn_marks: vec![0; n],
             queueing: Histograms::new(TIERS.len()),
@@ -179,13 +183,32 @@ impl Ports {
         self.shared = Some(Box::new(shared_buffer::SharedBuffers::new(pool, alpha, cap, switch_ports)));
     }
 
+    /// Every switch port holds `classes` queues (`scheduler.rs`), served by strict priority and
+    /// DWRR with `quantum` bytes per unit of weight, marking at dequeue if `dequeue_marking`.
+    pub fn schedule_classes(&mut self, t: &Topology, classes: &[scheduler::Class], quantum: u64, dequeue_marking: bool) {
+        let s = scheduler::Scheduler::new(classes, quantum, dequeue_marking, self.queues.len(), |p| !t.is_host(t.ports[p].from));
+        self.sched = Some(Box::new(s));
+    }
+
+    /// Whether packets offered to `port` go through class queues ([`Ports::offer`]) rather
+    /// than [`Ports::enqueue`].
+    #[inline]
+    pub fn schedules(&self, port: u32) -> bool {
+        self.sched.as_ref().is_some_and(|s| s.schedules(port))
+    }
+
+    /// Bytes at `port`: its backlog and what waits in its class queues.
+    pub fn occupancy(&self, port: u32, now: Time) -> u64 {
+        self.backlog(port, now) + self.sched.as_ref().map_or(0, |s| s.held(port))
+    }
+
     /// The pool's admission test for a packet the static test refused; false without a pool.
     #[cold]
     #[inline(never)]
     fn pooled_admits(&self, port: u32, backlog: u64, wire: u64, now: Time) -> bool {
         match &self.shared {
             None => false,
-            Some(s) => s.admits(port, backlog, wire, |p| self.backlog(p, now)),
+            Some(s) => s.admits(port, backlog, wire, |p| self.occupancy(p, now)),
         }
     }
 
@@ -262,11 +285,11 @@ impl Ports {
         }
     }
 
-    /// Bytes `port` has finished serialising by `now`: what it accepted minus its backlog
+    /// Bytes `port` has finished serialising by `now`: what it accepted minus what it holds
     /// (`accepted` counts a packet when it is accepted, which may be long before it is sent).
     #[inline]
     pub fn sent_bytes(&self, port: u32, now: Time) -> u64 {
-        self.queues[port as usize].accepted.bytes - self.backlog(port, now)
+        self.queues[port as usize].accepted.bytes - self.occupancy(port, now)
     }
 
     /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus the
@@ -277,7 +300,7 @@ impl Ports {
     /// Without [`Ports::model_entering`], every byte counts as visible: the whole backlog.
     #[inline]
     pub fn visible_backlog(&self, port: u32, now: Time) -> u64 {
-        let b = self.backlog(port, now);
+        let b = self.occupancy(port, now);
         match self.entering.get(port as usize) {
             Some(e) => b.saturating_sub(e.iter().filter(|&&(visible, _)| visible > now).map(|&(_, bytes)| bytes).sum()),
             None => b,
@@ -376,6 +399,85 @@ impl Ports {
         self.queueing.record(tier, queueing);
         Enqueued::Accepted { arrival: done + delay, to, queueing, mark }
     }
+
+    /// Offer packet `pkt` of `wire` bytes and traffic `class` to a port with class queues
+    /// (`scheduler.rs`). The buffer (static or pooled) counts every class together; a mark at
+    /// enqueue reads the class's queue with the packet on the wire. A packet that finds the link
+    /// idle and nothing waiting starts at once; otherwise it waits, and the port must drain
+    /// ([`Ports::drain`]) at the time returned, if one is (none: a drain is due already).
+    pub fn offer(&mut self, port: u32, class: u8, pkt: u32, wire: u64, ect: bool, now: Time) -> Offered {
+        let p = port as usize;
+        let backlog = self.backlog(port, now);
+        let sched = self.sched.as_deref().expect("offered only where scheduled");
+        let held = sched.held(port);
+        let buffer = self.queues[p].buffer;
+        if backlog + held + wire > buffer as u64 && !self.pooled_admits(port, backlog + held, wire, now) {
+            self.drops[p] += 1;
+            return Offered::Dropped;
+        }
+        let threshold = self.queues[p].ecn_threshold;
+        let mark = !sched.dequeue_marking && ect && threshold != NO_LIMIT && sched.class_bytes(port, class) + backlog > threshold as u64;
+        if mark {
+            self.ecn_marks[p] += 1;
+        }
+        // Counted as accepted now, as a FIFO port counts it; its queueing when it starts.
+        self.queues[p].accepted.bytes += wire;
+        self.queues[p].accepted.packets += 1;
+        if held == 0 && self.queues[p].busy_until <= now {
+            return Offered::Started(self.start(p, wire, now, now, mark));
+        }
+        let sched = self.sched.as_deref_mut().expect("checked above");
+        sched.push(port, class, scheduler::Waiting { pkt, wire, since: now, ect, mark });
+        Offered::Waiting { drain_at: sched.arm_drain(port).then_some(self.queues[p].busy_until.max(now)) }
+    }
+
+    /// `port`'s link is free at `now`: the scheduler's next packet starts. Returns it with
+    /// where and when it arrives, and when to drain again (none: nothing waits).
+    pub fn drain(&mut self, port: u32, now: Time) -> (Option<(u32, Enqueued)>, Option<Time>) {
+        let p = port as usize;
+        let sched = self.sched.as_deref_mut().expect("drained only where scheduled");
+        if self.queues[p].busy_until > now {
+            // The link is still busy (a rate change stretched the packet on the wire).
+            return (None, Some(self.queues[p].busy_until));
+        }
+        let Some((class, w)) = sched.pop(port) else {
+            sched.disarm_drain(port);
+            return (None, None);
+        };
+        let threshold = self.queues[p].ecn_threshold;
+        let late_mark = sched.dequeue_marking && w.ect && threshold != NO_LIMIT && sched.class_bytes(port, class) > threshold as u64;
+        let more = sched.has_waiting(port);
+        if !more {
+            sched.disarm_drain(port);
+        }
+        if late_mark {
+            self.ecn_marks[p] += 1;
+        }
+        let accepted = self.start(p, w.wire, w.since, now, w.mark || late_mark);
+        (Some((w.pkt, accepted)), more.then_some(self.queues[p].busy_until))
+    }
+
+    /// Put a packet that arrived at `since` on port `p`'s idle link at `now`.
+    fn start(&mut self, p: usize, wire: u64, since: Time, now: Time, mark: bool) -> Enqueued {
+        let tx = self.tx_time(p, wire);
+        let q = &mut self.queues[p];
+        q.busy_until = now + tx;
+        let queueing = now - since;
+        q.accepted.queueing_ps += queueing;
+        let (tier, arrival, to) = (q.tier as usize, q.busy_until + q.delay, q.peer);
+        self.queueing.record(tier, queueing);
+        Enqueued::Accepted { arrival, to, queueing, mark }
+    }
+}
+
+/// What happened to a packet offered to a port with class queues ([`Ports::offer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offered {
+    Dropped,
+    /// The link was idle: it started at once.
+    Started(Enqueued),
+    /// It waits in its class queue; drain the port at `drain_at` if given.
+    Waiting { drain_at: Option<Time> },
 }
 
 #[cfg(test)]
@@ -439,6 +541,36 @@ mod tests {
                 assert!(matches!(p.enqueue(port, 1538, false, i * 100_000, true), Enqueued::Accepted { .. }));
             }
             assert_eq!((p.backlog(port, 1_050_000), p.visible_backlog(port, 1_050_000)), (11_668, visible), "{visibility:?}");
+        }
+    }
+
+    /// Marking at enqueue against at dequeue, by hand: K = 1,000 B, three 1,500 B packets of
+    /// one class offered at once to an idle 10 Gb/s port. The first starts at once, unmarked.
+    /// At enqueue, the second sees 1,500 B ahead (the first on the wire) and the third 3,000 B:
+    /// both marked. At dequeue, the second starts at 1.2 us with the third (1,500 B) behind it:
+    /// marked; the third starts with nothing behind it: not marked. Each waits for the one
+    /// ahead: 1.2 us and 2.4 us of queueing.
+    #[test]
+    fn class_queues_mark_at_enqueue_or_at_dequeue() {
+        let (_, port) = ports();
+        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        for (dequeue, marks) in [(false, [false, true, true]), (true, [false, true, false])] {
+            let mut p = Ports::new(&t, 30_000, Some(1000));
+            p.schedule_classes(&t, &[scheduler::Class { priority: 0, weight: 1 }], 1538, dequeue);
+            let Offered::Started(Enqueued::Accepted { mark, queueing: 0, .. }) = p.offer(port, 0, 0, 1500, true, 0) else { panic!("an idle port starts at once") };
+            assert!(!mark);
+            assert_eq!(p.offer(port, 0, 1, 1500, true, 0), Offered::Waiting { drain_at: Some(1_200_000) });
+            assert_eq!(p.offer(port, 0, 2, 1500, true, 0), Offered::Waiting { drain_at: None }, "a drain is due already");
+            assert_eq!(p.occupancy(port, 0), 4500);
+            let mut got = vec![mark];
+            for (pkt, at, next) in [(1, 1_200_000, Some(2_400_000)), (2, 2_400_000, None)] {
+                let (started, again) = p.drain(port, at);
+                let Some((h, Enqueued::Accepted { mark, queueing, .. })) = started else { panic!("a packet waits") };
+                assert_eq!((h, queueing, again), (pkt, at, next), "dequeue marking: {dequeue}");
+                got.push(mark);
+            }
+            assert_eq!(got, marks, "dequeue marking: {dequeue}");
+            assert_eq!(p.ecn_marks[port as usize], marks.iter().filter(|&&m| m).count() as u64);
         }
     }
 

@@ -142,15 +142,16 @@ impl Recorder {
         }
     }
 
-    /// Record every switch port's queue length now, and the spread across each switch's uplinks.
+    /// Record every switch port's queue length now (its class queues too), and the spread across
+    /// each switch's uplinks.
     pub fn sample_queues(&mut self, ports: &Ports, now: Time) {
         for &p in &self.switch_ports {
             self.queues.time_ps.push(now);
             self.queues.link.push(p);
-            self.queues.bytes.push(ports.backlog(p, now).min(u32::MAX as u64) as u32);
+            self.queues.bytes.push(ports.occupancy(p, now).min(u32::MAX as u64) as u32);
         }
         for (_, ups) in &self.uplinks {
-            let (sum, sq) = moments(ups.iter().map(|&p| ports.backlog(p, now) as f64));
+            let (sum, sq) = moments(ups.iter().map(|&p| ports.occupancy(p, now) as f64));
             let n = ups.len() as f64;
             let mean = sum / n;
             self.uplink_stdev.push((sq / n - mean * mean).max(0.0).sqrt());

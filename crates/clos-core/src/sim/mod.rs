@@ -14,14 +14,15 @@ mod shape;
 
 use crate::error::{Error, Result};
 use crate::event::{Event, EventQueue, Next};
-use crate::fabric::{Enqueued, Ports};
+use crate::fabric::scheduler::Class;
+use crate::fabric::{Enqueued, Offered, Ports};
 use crate::lb::{Fabric, Forwarder, Known};
 use crate::metrics::recorder::Recorder;
 use crate::metrics::{Counters, RunOutput};
 use crate::packet::{Packet, PacketPool, FLAG_CE};
 use crate::rng::{mix64, Streams};
 use crate::routing::{LinkState, Routes};
-use crate::scenario::{OutputSpec, Scenario, Stop};
+use crate::scenario::{EcnMarking, OutputSpec, Scenario, Stop};
 use crate::topology::Topology;
 use crate::transport::receiver::Receiver;
 use crate::transport::reorder_shim::{ReorderShim, Segment};
@@ -104,6 +105,10 @@ pub struct World {
     exact_hops: bool,
     /// Every event through the general loop (`shape.rs`), for tests that compare the shapes.
     general_only: bool,
+    /// Switch ports hold class queues (`fabric/scheduler.rs`), which only the general loop asks.
+    scheduled: bool,
+    /// Traffic class of each workload part's flows, indexed by `FlowSpec::service`.
+    service_class: Vec<u8>,
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
@@ -214,6 +219,14 @@ impl World {
         if let Some(pool) = s.switch.pool {
             ports.pool_switches(&topo, pool.0, s.switch.alpha.unwrap_or(2.0));
         }
+        let scheduled = !s.switch.classes.is_empty() || s.switch.ecn_marking == EcnMarking::Dequeue;
+        if scheduled {
+            let one = [crate::scenario::ClassSpec { priority: 0, weight: 1 }];
+            let specs = if s.switch.classes.is_empty() { &one[..] } else { &s.switch.classes[..] };
+            let classes: Vec<Class> = specs.iter().map(|c| Class { priority: c.priority, weight: c.weight }).collect();
+            let quantum = s.switch.quantum.map_or(crate::packet::wire::frame(s.transport.mss as u64, 0), |b| b.0);
+            ports.schedule_classes(&topo, &classes, quantum, s.switch.ecn_marking == EcnMarking::Dequeue);
+        }
         let (faults, state) = if s.failures.is_empty() {
             (None, LinkState::all_up(&topo))
         } else {
@@ -317,6 +330,8 @@ impl World {
             look_ahead_flows,
             exact_hops,
             general_only: false,
+            scheduled,
+            service_class: generated.classes,
         })
     }
 
@@ -377,7 +392,7 @@ impl World {
     /// nothing else is in play, else `Any`. Failures, the directory and the shim are fixed when
     /// the world is built, so a run keeps its shape.
     fn shape(&self) -> Known {
-        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none();
+        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled;
         if plain && !self.general_only {
             self.fwd.known()
         } else {
@@ -485,6 +500,7 @@ impl World {
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
             Event::HostDrain { host } => self.on_host_drain(host),
             Event::TsqWake { flow } => self.on_tsq_wake(flow),
+            Event::PortDrain { port } => self.on_port_drain(port),
             Event::DelayedAck { flow, gen } => {
                 if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
                     self.send_ack::<General>(flow, ack);
@@ -768,6 +784,10 @@ impl World {
         // Nothing encapsulates a packet in a plain run (VLB and the directory do not run so).
         debug_assert!(!S::PLAIN || pkt.encap == 0);
         let wire = if S::PLAIN { crate::packet::wire::frame(pkt.payload as u64, 0) } else { pkt.wire_bytes() };
+        if !S::PLAIN && self.ports.schedules(port) {
+            self.offer(port, h, wire);
+            return;
+        }
         match self.ports.enqueue(port, wire, pkt.has(crate::packet::FLAG_ECT), self.now, !S::PLAIN) {
             Enqueued::Dropped => {
                 self.drop_packet(h);
@@ -778,6 +798,43 @@ impl World {
                 }
                 self.queue.schedule_arrival(arrival, to, h);
             }
+        }
+    }
+
+    /// Offer packet `h` to a port with class queues (`fabric/scheduler.rs`).
+    #[inline(never)]
+    fn offer(&mut self, port: u32, h: u32, wire: u64) {
+        let pkt = self.pool.get(h);
+        let class = self.service_class[self.flows[pkt.flow as usize].service as usize];
+        match self.ports.offer(port, class, h, wire, pkt.has(crate::packet::FLAG_ECT), self.now) {
+            Offered::Dropped => self.drop_packet(h),
+            Offered::Started(accepted) => self.depart(h, accepted),
+            Offered::Waiting { drain_at } => {
+                if let Some(at) = drain_at {
+                    self.queue.schedule(at, Event::PortDrain { port });
+                }
+            }
+        }
+    }
+
+    /// `port`'s link is free: its scheduler's next packet leaves.
+    fn on_port_drain(&mut self, port: u32) {
+        let (started, next) = self.ports.drain(port, self.now);
+        if let Some((h, accepted)) = started {
+            self.depart(h, accepted);
+        }
+        if let Some(at) = next {
+            self.queue.schedule(at, Event::PortDrain { port });
+        }
+    }
+
+    /// A packet a scheduled port accepted leaves for the far end.
+    fn depart(&mut self, h: u32, accepted: Enqueued) {
+        if let Enqueued::Accepted { arrival, to, mark, .. } = accepted {
+            if mark {
+                self.pool.get_mut(h).flags |= FLAG_CE;
+            }
+            self.queue.schedule_arrival(arrival, to, h);
         }
     }
 

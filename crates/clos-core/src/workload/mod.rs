@@ -47,12 +47,20 @@ pub struct Generated {
     pub closed_loop: ClosedLoop,
     /// Names of the workload's parts, indexed by [`FlowSpec::service`].
     pub services: Vec<String>,
+    /// Traffic class of each part's flows (`switch.classes`), indexed as `services`.
+    pub classes: Vec<u8>,
     /// What the workload offers (flows, bytes, expected load per tier), for `summary.json`.
     pub summary: Value,
 }
 
 /// The parts of a workload in a fixed order: the workload itself (or each service), each
 /// followed by its background, with the dotted path that names it in errors.
+pub(crate) fn parts_of(w: &WorkloadSpec) -> Vec<(String, &WorkloadSpec)> {
+    let mut list = Vec::new();
+    parts(w, "workload".into(), &mut list);
+    list
+}
+
 fn parts<'a>(w: &'a WorkloadSpec, path: String, out: &mut Vec<(String, &'a WorkloadSpec)>) {
     if let Some(list) = &w.services {
         for (i, s) in list.iter().enumerate() {
@@ -67,8 +75,7 @@ fn parts<'a>(w: &'a WorkloadSpec, path: String, out: &mut Vec<(String, &'a Workl
 }
 
 pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<Generated> {
-    let mut list = Vec::new();
-    parts(w, "workload".into(), &mut list);
+    let list = parts_of(w);
     // Part 0 draws from the workload stream itself (so single workloads keep their flows);
     // part i > 0 from that stream long-jumped i times (2^192 draws apart), so changing one
     // part never changes another's flows.
@@ -76,6 +83,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
     let mut flows = Vec::new();
     let mut closed_loop = ClosedLoop::default();
     let mut services = Vec::new();
+    let mut classes = Vec::new();
     let mut described = Vec::new();
     for (i, (path, spec)) in list.iter().enumerate() {
         let mut own = base.clone();
@@ -91,10 +99,11 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         let name = spec.name.clone().unwrap_or_else(|| spec::kind_name(spec.kind));
         described.push(load::describe_part(&name, spec, &made, topo));
         services.push(name);
+        classes.push(spec.class.unwrap_or(0));
         flows.extend(made);
     }
     let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
-    Ok(Generated { flows, closed_loop, services, summary })
+    Ok(Generated { flows, closed_loop, services, classes, summary })
 }
 
 /// One part's flows, in absolute time, before the simulator starts.
