@@ -476,6 +476,10 @@ pub struct WorkloadSpec {
     /// The traffic class of this workload's flows, data and ACKs (`switch.classes`; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<u8>,
+    /// Round every flow's size up to whole segments of its MSS, so that no flow ends in a short
+    /// segment (which, serialised faster, overtakes the full one before it on a parallel path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_segments: Option<bool>,
     /// Services: the sub-workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<WorkloadSpec>>,

@@ -347,3 +347,17 @@ fn bad_patterns_and_cdfs_give_clear_errors() {
     let msg = e(json!({"kind": "poisson", "load": 0.5, "cdf": f.to_str().unwrap(), "stop": "1ms"}));
     assert_eq!(msg, format!("{}:3: probability 0.1 is smaller than the previous one (0.2); a CDF never decreases", f.display()));
 }
+
+/// `workload.whole_segments`, by hand: at an MSS of 1,460 B a flow of 1 B takes one segment
+/// (1,460 B), one of 1,460 B stays, one of 1,461 B takes two (2,920 B); without it the sizes
+/// are as written. Only the part that asks is rounded.
+#[test]
+fn whole_segments_round_sizes_up_to_full_segments() {
+    let file = common::flow_file("whole.csv", [(0u32, 1u32, 1u64, 0u32), (0, 1, 1460, 0), (0, 1, 1461, 0)]);
+    let part = |whole: bool| json!({"kind": "flows", "file": file, "whole_segments": whole});
+    let mut base = leaf_spine(2, 1);
+    base["workload"] = json!({"kind": "services", "services": [part(true), part(false)]});
+    let w = World::new(&scenario(base, json!({}))).unwrap();
+    let bytes: Vec<u64> = w.flows.iter().map(|f| f.bytes).collect();
+    assert_eq!(bytes, vec![1460, 1460, 2920, 1, 1460, 1461]);
+}

@@ -10,8 +10,9 @@ use crate::workload::FlowSpec;
 
 impl World {
     /// Add a flow that starts at `f.start` (not before now); returns its id.
-    pub fn add_flow(&mut self, f: FlowSpec) -> u32 {
+    pub fn add_flow(&mut self, mut f: FlowSpec) -> u32 {
         let id = self.flows.len();
+        f.bytes = super::whole_segments(&self.whole_segments, &f, self.params.flow_mss(id));
         let start = f.start.max(self.now);
         self.entropy.push(flow_entropy(id, &f));
         self.senders.push(Sender::new(f.bytes, self.params.flow_mss(id), &self.params));

@@ -109,6 +109,16 @@ pub struct World {
     scheduled: bool,
     /// Traffic class of each workload part's flows, indexed by `FlowSpec::service`.
     service_class: Vec<u8>,
+    /// Whether each part's flow sizes are rounded up to whole segments (`workload.whole_segments`).
+    whole_segments: Vec<bool>,
+}
+
+/// `f`'s size, rounded up to whole segments of `mss` if its part asks (`workload.whole_segments`).
+fn whole_segments(parts: &[bool], f: &FlowSpec, mss: u32) -> u64 {
+    match parts.get(f.service as usize) {
+        Some(true) => f.bytes.div_ceil(mss as u64).max(1) * mss as u64,
+        _ => f.bytes,
+    }
 }
 
 /// A switch hop chosen one event ahead: the look-ahead predicts the port of the next event's
@@ -214,7 +224,7 @@ impl World {
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
-        let flows = generated.flows;
+        let mut flows = generated.flows;
         let mut ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
         if let Some(pool) = s.switch.pool {
             ports.pool_switches(&topo, pool.0, s.switch.alpha.unwrap_or(2.0));
@@ -241,6 +251,9 @@ impl World {
             ports.model_entering(s.routing.entering.unwrap_or(crate::lb::params::DEFAULT_ENTERING).0);
         }
         let params = s.tcp_params();
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.bytes = whole_segments(&generated.whole_segments, f, params.flow_mss(i));
+        }
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         for (i, f) in flows.iter().enumerate() {
             TcpParams::check_flow_size(f.bytes as f64, params.flow_mss(i), || format!("flow {i} (host {} to host {})", f.src, f.dst))?;
@@ -332,6 +345,7 @@ impl World {
             general_only: false,
             scheduled,
             service_class: generated.classes,
+            whole_segments: generated.whole_segments,
         })
     }
 

@@ -49,6 +49,8 @@ pub struct Generated {
     pub services: Vec<String>,
     /// Traffic class of each part's flows (`switch.classes`), indexed as `services`.
     pub classes: Vec<u8>,
+    /// Whether each part's flow sizes are rounded up to whole segments, indexed as `services`.
+    pub whole_segments: Vec<bool>,
     /// What the workload offers (flows, bytes, expected load per tier), for `summary.json`.
     pub summary: Value,
 }
@@ -84,6 +86,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
     let mut closed_loop = ClosedLoop::default();
     let mut services = Vec::new();
     let mut classes = Vec::new();
+    let mut whole_segments = Vec::new();
     let mut described = Vec::new();
     for (i, (path, spec)) in list.iter().enumerate() {
         let mut own = base.clone();
@@ -100,10 +103,11 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         described.push(load::describe_part(&name, spec, &made, topo));
         services.push(name);
         classes.push(spec.class.unwrap_or(0));
+        whole_segments.push(spec.whole_segments == Some(true));
         flows.extend(made);
     }
     let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
-    Ok(Generated { flows, closed_loop, services, classes, summary })
+    Ok(Generated { flows, closed_loop, services, classes, whole_segments, summary })
 }
 
 /// One part's flows, in absolute time, before the simulator starts.
