@@ -411,7 +411,7 @@ pub enum WorkloadKind {
 
 /// Where open-loop flows go: any other host, or only hosts in another rack or pod.
 pub use crate::workload::pattern::Pattern;
-pub use crate::workload::hosts::{Concurrency, HostSet};
+pub use crate::workload::hosts::{Concurrency, HostSet, Share};
 
 /// A workload: `kind` says which fields apply; the others are rejected by name. Composite
 /// workloads nest: `services` lists sub-workloads, and any workload may carry a `background`.
@@ -461,12 +461,12 @@ pub struct WorkloadSpec {
     /// Closed loop: flows each server keeps open: a number, a bundled distribution or a file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
-    /// Incast: the fraction of hosts that make a request in each round.
+    /// Incast: the hosts that make a request in each round, a count (4) or a fraction (0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requesters: Option<f64>,
-    /// Incast: the fraction of the other hosts each requester fetches from.
+    pub requesters: Option<Share>,
+    /// Incast: the other hosts each requester fetches from, a count or a fraction of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub responders: Option<f64>,
+    pub responders: Option<Share>,
     /// Incast: the number of hosts each requester fetches from (instead of `responders`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_in: Option<u32>,

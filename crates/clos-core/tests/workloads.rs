@@ -161,6 +161,19 @@ fn incast_rounds_have_the_configured_requesters_fan_in_and_sizes() {
     let sets: BTreeSet<Vec<u32>> = r.values().map(|q| q.keys().copied().collect()).collect();
     assert!(sets.len() > 1);
 
+    // Whole numbers count hosts: `requesters = 1` is one requester a round (it once meant every
+    // host, as the fraction 1.0 still does), `responders = 3` three responders each.
+    for (requesters, responders, per_round) in [(json!(1), json!(3), (1, 3)), (json!(1.0), json!(0.1), (40, 4))] {
+        let s = scenario(
+            leaf_spine(4, 10),
+            json!({"workload": {"kind": "incast", "requesters": requesters, "responders": responders, "bytes": "10KB", "interval": "1ms", "stop": "2ms"}}),
+        );
+        for (t, reqs) in &rounds(&generated(&s).flows) {
+            assert_eq!(reqs.len(), per_round.0, "requesters {requesters} at {t}");
+            assert!(reqs.values().all(|srcs| srcs.len() == per_round.1), "responders {responders} at {t}");
+        }
+    }
+
     // fan_in as a count, over background traffic: the incast part is unchanged by the
     // background (each part has its own stream) and the background's flows are tagged apart.
     let with_bg = |fan: u32, load: f64| {

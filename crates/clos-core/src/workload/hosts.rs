@@ -109,9 +109,69 @@ impl From<Concurrency> for Value {
     }
 }
 
+/// How many hosts take part (incast's `requesters` and `responders`): a whole number is a count
+/// of hosts, a number with a decimal point a fraction of them. `1` is one host; every host is
+/// `1.0`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub enum Share {
+    Hosts(u32),
+    Fraction(f64),
+}
+
+impl Share {
+    /// Of `m` hosts: a count as given, a fraction rounded and at least 1.
+    pub fn of(self, m: usize) -> usize {
+        match self {
+            Share::Hosts(n) => n as usize,
+            Share::Fraction(f) => ((f * m as f64).round() as usize).max(1),
+        }
+    }
+}
+
+impl TryFrom<Value> for Share {
+    type Error = String;
+    fn try_from(v: Value) -> std::result::Result<Share, String> {
+        let Value::Number(n) = v else { return Err("expected a number of hosts (4) or a fraction of them (0.1)".into()) };
+        if n.is_u64() || n.is_i64() {
+            return match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) if n >= 1 => Ok(Share::Hosts(n)),
+                _ => Err(format!("{n} is not a positive number of hosts (a whole number counts hosts; 0.1 is a fraction of them)")),
+            };
+        }
+        match n.as_f64() {
+            Some(f) if f > 0.0 && f <= 1.0 => Ok(Share::Fraction(f)),
+            _ => Err(format!("{n} is not a fraction in (0, 1] (a number with a decimal point is a fraction of the hosts; a whole number counts them)")),
+        }
+    }
+}
+
+impl From<Share> for Value {
+    fn from(s: Share) -> Value {
+        match s {
+            Share::Hosts(n) => n.into(),
+            Share::Fraction(f) => f.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `workload.requesters = 1` is one host, not every host: whole numbers count, decimals are
+    /// fractions (of 320 hosts: 0.1 is 32; 1.0 is all 320).
+    #[test]
+    fn shares_are_counts_or_fractions_by_how_they_are_written() {
+        let share = |v: Value| Share::try_from(v);
+        assert_eq!(share(serde_json::json!(1)), Ok(Share::Hosts(1)));
+        assert_eq!(share(serde_json::json!(1.0)).map(|s| s.of(320)), Ok(320));
+        assert_eq!(share(serde_json::json!(0.1)).map(|s| s.of(320)), Ok(32));
+        assert_eq!(share(serde_json::json!(4)).map(|s| s.of(320)), Ok(4));
+        assert!(share(serde_json::json!(0)).unwrap_err().contains("not a positive number of hosts"));
+        assert!(share(serde_json::json!(1.5)).unwrap_err().contains("not a fraction in (0, 1]"));
+        assert!(share(serde_json::json!(-2)).unwrap_err().contains("not a positive number of hosts"));
+    }
 
     #[test]
     fn host_lists_take_numbers_names_and_ranges() {

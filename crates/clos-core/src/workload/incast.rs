@@ -1,5 +1,5 @@
-//! Incast: in each round a fraction of the hosts each request `bytes` from several others at
-//! once, and all the responses start together (DRILL §4: "10% of them send simultaneous
+//! Incast: in each round some of the hosts (a count, or a fraction of them) each request `bytes`
+//! from several others at once, and all the responses start together (DRILL §4: "10% of them send simultaneous
 //! requests for 10KB flows to 10% of the other hosts (all randomly selected)").
 //!
 //! Requests themselves are not simulated (they are a few bytes each way); a round is the
@@ -9,18 +9,15 @@ use super::FlowSpec;
 use crate::error::{bad, Result};
 use crate::rng::{below, Stream};
 use crate::units::Time;
-
-/// How many hosts answer each requester.
-#[derive(Clone, Copy, Debug)]
-pub enum FanIn {
-    /// A fraction of the other hosts, rounded, at least 1.
-    Fraction(f64),
-    Hosts(u32),
-}
+use super::hosts::Share;
 
 pub struct Incast {
-    pub requesters: f64,
-    pub fan_in: FanIn,
+    /// Hosts requesting in each round, of the workload's.
+    pub requesters: Share,
+    /// Hosts answering each requester, of the other hosts.
+    pub fan_in: Share,
+    /// The field that gave `fan_in` (`fan_in` or `responders`), for errors.
+    pub fan_field: &'static str,
     pub bytes: u64,
     /// One round at `start` when absent.
     pub interval: Option<Time>,
@@ -29,14 +26,14 @@ pub struct Incast {
 impl Incast {
     /// (requesters per round, responders per requester) for a group of `m` hosts.
     pub fn sizes(&self, m: usize, path: &str) -> Result<(usize, usize)> {
-        let requesters = ((self.requesters * m as f64).round() as usize).max(1);
-        let fan = match self.fan_in {
-            FanIn::Fraction(f) => ((f * (m - 1) as f64).round() as usize).max(1),
-            FanIn::Hosts(n) if n as usize >= m => {
-                return Err(bad(format!("{path}.fan_in"), format!("{n} responders need more than the workload's {m} hosts")));
-            }
-            FanIn::Hosts(n) => n as usize,
-        };
+        let requesters = self.requesters.of(m);
+        if requesters > m {
+            return Err(bad(format!("{path}.requesters"), format!("{requesters} requesters need more than the workload's {m} hosts")));
+        }
+        let fan = self.fan_in.of(m - 1);
+        if fan >= m {
+            return Err(bad(format!("{path}.{}", self.fan_field), format!("{fan} responders need more than the workload's {m} hosts")));
+        }
         Ok((requesters, fan))
     }
 

@@ -180,11 +180,12 @@ fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service
         }
         Periodic => periodic::flows(&group, &dest("pattern")?, bytes, w.interval.map_or(1, |d| d.0), (start, stop), rng),
         Incast => {
-            let fan_in = match (w.fan_in, w.responders) {
-                (Some(k), _) => incast::FanIn::Hosts(k),
-                (None, r) => incast::FanIn::Fraction(r.unwrap_or(0.1)),
+            let (fan_in, fan_field) = match (w.fan_in, w.responders) {
+                (Some(k), _) => (hosts::Share::Hosts(k), "fan_in"),
+                (None, r) => (r.unwrap_or(hosts::Share::Fraction(0.1)), "responders"),
             };
-            let spec = incast::Incast { requesters: w.requesters.unwrap_or(0.1), fan_in, bytes, interval: w.interval.map(|d| d.0) };
+            let requesters = w.requesters.unwrap_or(hosts::Share::Fraction(0.1));
+            let spec = incast::Incast { requesters, fan_in, fan_field, bytes, interval: w.interval.map(|d| d.0) };
             spec.flows(&group, (start, stop), path, rng)?
         }
         ClosedLoop => {

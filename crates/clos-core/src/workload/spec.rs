@@ -132,19 +132,12 @@ impl WorkloadSpec {
                 }
             }
             Incast => {
-                need(self.requesters.is_some(), "requesters", "the fraction of hosts requesting in each round, e.g. 0.1")?;
+                need(self.requesters.is_some(), "requesters", "the hosts requesting in each round, a number (4) or a fraction of the hosts (0.1)")?;
                 if self.responders.is_some() == self.fan_in.is_some() {
                     return Err(bad(
                         field("responders"),
-                        "give exactly one of responders (a fraction of the other hosts, e.g. 0.1) and fan_in (a number of hosts)",
+                        "give exactly one of responders (a number of the other hosts, or a fraction of them, e.g. 0.1) and fan_in (a number of hosts)",
                     ));
-                }
-                for (v, f) in [(self.requesters, "requesters"), (self.responders, "responders")] {
-                    if let Some(x) = v {
-                        if !(x > 0.0 && x <= 1.0) {
-                            return Err(bad(field(f), format!("must be a fraction in (0, 1], got {x}")));
-                        }
-                    }
                 }
                 if self.fan_in == Some(0) {
                     return Err(bad(field("fan_in"), "must be at least 1"));
