@@ -345,6 +345,8 @@ pub struct TransportSpec {
     pub dctcp_alpha: f64,
     /// DCTCP's answer to a loss: `"halve"` (RFC 8257 §3.5, Linux) or `"alpha"` (ns-3).
     pub dctcp_loss: DctcpLoss,
+    /// Proportional rate reduction in fast recovery (RFC 6937).
+    pub prr: bool,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -375,6 +377,7 @@ impl Default for TransportSpec {
             initial_ssthresh: None,
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
+            prr: false,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -764,6 +767,7 @@ impl Scenario {
             initial_ssthresh: t.initial_ssthresh.map_or(u64::MAX, |b| b.0),
             dctcp_alpha: t.dctcp_alpha,
             dctcp_loss: t.dctcp_loss,
+            prr: t.prr,
         }
     }
 }

@@ -57,6 +57,9 @@ pub struct TcpParams {
     pub dctcp_alpha: f64,
     /// How DCTCP's window answers a loss (fast recovery or a timeout's ssthresh).
     pub dctcp_loss: DctcpLoss,
+    /// Proportional rate reduction in fast recovery (RFC 6937), as Linux; off: the window drops
+    /// to ssthresh at once (RFC 6675).
+    pub prr: bool,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).

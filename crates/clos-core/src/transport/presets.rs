@@ -7,13 +7,15 @@
 //! - Linux: `include/net/tcp.h` (`TCP_INIT_CWND 10`, RFC 6928; `TCP_RTO_MIN` HZ/5 = 200 ms;
 //!   `TCP_DELACK_MIN` HZ/25 = 40 ms), `Documentation/networking/ip-sysctl.rst` (`tcp_rmem`'s
 //!   maximum up to 6 MB, `tcp_reordering` 3 adapting up to `tcp_max_reordering` 300, SACK on),
-//!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1).
+//!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1),
+//!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
-//!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B).
+//!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
 //! - htsim (csg-htsim `sim/tcp.cpp`): NewReno without SACK, `_cwnd = 10*_mss`, `_ssthresh =
 //!   100*_mss` (1,500 B packets), RTO at least 250 ms, an ACK for every packet.
 //! - ns-3 (3.4x `tcp-socket.cc`, `tcp-socket-base.cc`): `InitialCwnd` 10, `DelAckCount` 2,
-//!   `DelAckTimeout` 200 ms, `MinRto` 1 s, `Sack` on, `RcvBufSize` 131,072 B; `tcp-dctcp.cc`'s
+//!   `DelAckTimeout` 200 ms, `MinRto` 1 s, `Sack` on, `RcvBufSize` 131,072 B, `TcpPrrRecovery`
+//!   as `tcp-l4-protocol.cc`'s default `RecoveryType`; `tcp-dctcp.cc`'s
 //!   `GetSsThresh` ((1 - alpha/2) x cwnd), which `TcpSocketBase` calls on entering recovery and
 //!   on a timeout as well as on ECE, where RFC 8257 §3.5 and Linux halve.
 
@@ -24,8 +26,8 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, 6 MB receive window", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true, "prr": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo", || {
@@ -36,8 +38,8 @@ pub const PRESETS: &[Preset] = &[
         json!({"initial_window": 10, "initial_ssthresh": "150KB", "rto_min": "250ms", "delayed_ack": 1, "sack": false,
                "adaptive_dupack_threshold": false})
     }),
-    ("ns3", "ns-3's TcpSocket defaults: IW10, RTO_min 1 s, delayed ACKs (2 segments, 200 ms), SACK, 128 KiB receive buffer; its DCTCP cuts by alpha/2 on a loss too", || {
-        json!({"initial_window": 10, "rto_min": "1s", "delayed_ack": 2, "delayed_ack_timeout": "200ms", "sack": true,
+    ("ns3", "ns-3's TcpSocket defaults: IW10, RTO_min 1 s, delayed ACKs (2 segments, 200 ms), SACK, PRR, 128 KiB receive buffer; its DCTCP cuts by alpha/2 on a loss too", || {
+        json!({"initial_window": 10, "rto_min": "1s", "delayed_ack": 2, "delayed_ack_timeout": "200ms", "sack": true, "prr": true,
                "rwnd": 131072, "adaptive_dupack_threshold": false, "dctcp_loss": "alpha"})
     }),
 ];

@@ -175,6 +175,7 @@ mod tests {
             initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
             dctcp_loss: crate::transport::DctcpLoss::Halve,
+            prr: false,
         }
     }
 

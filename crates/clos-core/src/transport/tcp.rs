@@ -82,6 +82,13 @@ pub struct Sender {
     cwr_end: u32,
     /// DCTCP with `transport.dctcp_loss = "alpha"`: a loss cuts the window as a mark does.
     loss_by_alpha: bool,
+    /// Proportional rate reduction (RFC 6937) in this recovery: segments delivered since it
+    /// began, the flight when it began (RecoverFS), and `nxt` and the retransmissions then (what
+    /// it has sent since, prr_out, is read from them rather than counted at every send).
+    prr_delivered: u32,
+    recover_fs: u32,
+    prr_nxt: u32,
+    prr_retransmits: u64,
     /// This flow's duplicate-ACK threshold (raised by the PLTS agent).
     pub dupthresh: u32,
     /// Eifel bookkeeping for the last fast recovery: when it started, the hole, the SACKed
@@ -136,6 +143,10 @@ impl Sender {
             obs_marked: 0,
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
+            prr_delivered: 0,
+            recover_fs: 0,
+            prr_nxt: 0,
+            prr_retransmits: 0,
             dupthresh: p.dupack_threshold,
             eifel: None,
             stats: SenderStats::default(),
@@ -211,10 +222,13 @@ impl Sender {
         let floor = cum.max(self.una);
         // Without SACK (`transport.sack = false`) the blocks are not there to read.
         let sack: &[(u32, u32)] = if p.sack { sack } else { &[] };
+        // RFC 6937's DeliveredData, in segments: newly SACKed plus newly acknowledged, less the
+        // SACKed segments the cumulative ACK passes (counted when they were SACKed).
+        let mut delivered = 0;
         for &(a, b) in sack {
             let (a, b) = (a.max(floor), b.min(self.nxt));
             if a < b {
-                self.sacked.insert(a, b);
+                delivered += self.sacked.insert(a, b);
             }
         }
         let advanced = cum > self.una;
@@ -233,8 +247,9 @@ impl Sender {
         }
         if advanced {
             let acked = self.bytes_between(self.una, cum);
+            delivered += cum - self.una;
             self.una = cum;
-            self.sacked.remove_below(cum);
+            delivered -= self.sacked.remove_below(cum);
             self.dupacks = 0;
             self.backoff = 0;
             self.high_rxt = self.high_rxt.max(cum);
@@ -270,6 +285,10 @@ impl Sender {
             // RFC 5681 §2: a duplicate ACK repeats the highest cumulative ACK; an older one
             // is reordering on the reverse path, not a sign of loss.
             self.dupacks += 1;
+            if !p.sack {
+                // Without SACK a duplicate ACK stands for one segment delivered (RFC 6937 §3).
+                delivered += 1;
+            }
         }
         if let Some(g) = p.dctcp_g {
             self.dctcp_update(ece, g);
@@ -288,8 +307,30 @@ impl Sender {
             if let Some(x) = self.sacked.nth_highest(self.dupthresh) {
                 self.lost_limit = self.lost_limit.max(x);
             }
+            if p.prr && self.recovery == Recovery::Fast {
+                self.prr_ack(delivered);
+            }
         }
         advanced
+    }
+
+    /// RFC 6937 §3, on every ACK in fast recovery: while the flight is above ssthresh, send in
+    /// proportion to what was delivered (ssthresh / RecoverFS of it); below, grow back toward
+    /// ssthresh no faster than slow start (PRR-SSRB). The window is the flight plus what may be
+    /// sent now.
+    fn prr_ack(&mut self, delivered: u32) {
+        self.prr_delivered += delivered;
+        let pipe = self.pipe() as u64;
+        let ssthresh = self.ssthresh / self.mss;
+        let out = (self.nxt - self.prr_nxt) as u64 + (self.stats.retransmits - self.prr_retransmits);
+        let done = self.prr_delivered as u64;
+        let sndcnt = if pipe > ssthresh {
+            (done * ssthresh).div_ceil(self.recover_fs.max(1) as u64).saturating_sub(out)
+        } else {
+            let limit = done.saturating_sub(out).max(delivered as u64) + 1;
+            (ssthresh - pipe).min(limit)
+        };
+        self.cwnd = (pipe + sndcnt) * self.mss;
     }
 
     fn grow(&mut self, acked: u64) {
@@ -340,6 +381,10 @@ impl Sender {
         self.cwnd = self.ssthresh;
         self.ca_credit = 0;
         self.recovery = Recovery::Fast;
+        self.prr_delivered = 0;
+        self.recover_fs = self.nxt - self.una;
+        self.prr_nxt = self.nxt;
+        self.prr_retransmits = self.stats.retransmits;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
         self.high_rxt = self.una;
@@ -423,6 +468,7 @@ mod tests {
             initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
+            prr: false,
         }
     }
 
@@ -544,6 +590,35 @@ mod tests {
             drain(&mut t);
             t.on_timeout();
             assert_eq!((t.ssthresh, t.cwnd), (expect, 1_000), "{loss:?} timeout");
+        }
+    }
+
+    /// Proportional rate reduction (RFC 6937) against RFC 6675, by hand: 20 segments out
+    /// (cwnd 20,000, MSS 1,000), segment 0 lost, segments 1, 2, ... SACKed one per ACK. The first
+    /// two SACKs each let one new segment out (the flight falls below cwnd). The third starts
+    /// recovery with 22 out: ssthresh 11 segments, RecoverFS 22, and both resend segment 0.
+    /// PRR then sends ceil(delivered x 11 / 22) - sent: one segment per two delivered, on the
+    /// 5th, 7th, ..., 15th SACK, while the flight exceeds ssthresh; from the 17th the flight is
+    /// at ssthresh and PRR-SSRB keeps it there (one per SACK from the 18th). RFC 6675 drops the
+    /// window to 11 at once and sends nothing until the flight (22 - k after the k-th SACK)
+    /// falls below it at the 12th, then one per SACK. Both end with 11 segments in flight.
+    #[test]
+    fn prr_spreads_recovery_sends_over_the_acks() {
+        let prr = [1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1];
+        let rfc6675 = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
+        for (on, expect) in [(true, prr), (false, rfc6675)] {
+            let p = TcpParams { prr: on, ..params() };
+            let mut s = Sender::new(1_000_000, p.mss, &p);
+            s.cwnd = 20_000;
+            assert_eq!(drain(&mut s).len(), 20);
+            let mut sent_after = Vec::new();
+            for k in 1..20u32 {
+                s.on_ack(10 + k as u64, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+                sent_after.push(drain(&mut s).len());
+            }
+            assert_eq!(s.stats.fast_recoveries, 1);
+            assert_eq!(sent_after, expect, "prr {on}");
+            assert_eq!(s.pipe(), 11, "prr {on}: the flight ends at ssthresh");
         }
     }
 
