@@ -768,6 +768,7 @@ impl Scenario {
             dctcp_alpha: t.dctcp_alpha,
             dctcp_loss: t.dctcp_loss,
             prr: t.prr,
+            cubic: t.kind == Kind::Cubic,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Transports: our own TCP models (not a foreign stack), written as state machines that the
 //! simulator drives. Sequence numbers count segments of `mss` bytes (the last may be shorter).
 
+pub mod cubic;
 pub mod presets;
 pub mod receiver;
 pub mod reorder_shim;
@@ -23,6 +24,8 @@ pub enum Kind {
     Tcp,
     /// DCTCP (RFC 8257) on top of the same loss recovery.
     Dctcp,
+    /// CUBIC (RFC 9438, `cubic.rs`), Linux's default, on the same loss recovery.
+    Cubic,
 }
 
 /// Transport parameters, shared by all flows of a run.
@@ -60,6 +63,8 @@ pub struct TcpParams {
     /// Proportional rate reduction in fast recovery (RFC 6937), as Linux; off: the window drops
     /// to ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// CUBIC congestion avoidance and decrease (`transport.kind = "cubic"`) instead of Reno's.
+    pub cubic: bool,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).

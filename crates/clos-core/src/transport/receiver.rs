@@ -176,6 +176,7 @@ mod tests {
             dctcp_alpha: 1.0,
             dctcp_loss: crate::transport::DctcpLoss::Halve,
             prr: false,
+            cubic: false,
         }
     }
 

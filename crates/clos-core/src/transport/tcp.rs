@@ -20,6 +20,7 @@
 //! reordering extent just observed, as RR-TCP and Linux's tcp_reordering do), up to the cap.
 
 use super::sack::RangeSet;
+use super::cubic::Cubic;
 use super::{DctcpLoss, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::Time;
@@ -82,6 +83,8 @@ pub struct Sender {
     cwr_end: u32,
     /// DCTCP with `transport.dctcp_loss = "alpha"`: a loss cuts the window as a mark does.
     loss_by_alpha: bool,
+    /// CUBIC's state (`transport.kind = "cubic"`); `None`: Reno's increase and decrease.
+    cubic: Option<Box<Cubic>>,
     /// Proportional rate reduction (RFC 6937) in this recovery: segments delivered since it
     /// began, the flight when it began (RecoverFS), and `nxt` and the retransmissions then (what
     /// it has sent since, prr_out, is read from them rather than counted at every send).
@@ -143,6 +146,7 @@ impl Sender {
             obs_marked: 0,
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
+            cubic: p.cubic.then(Box::default),
             prr_delivered: 0,
             recover_fs: 0,
             prr_nxt: 0,
@@ -274,12 +278,12 @@ impl Sender {
                 }
                 Recovery::Fast => {}
                 Recovery::Timeout => {
-                    self.grow(acked);
+                    self.grow(acked, now);
                     if cum >= self.recover {
                         self.recovery = Recovery::None;
                     }
                 }
-                Recovery::None => self.grow(acked),
+                Recovery::None => self.grow(acked, now),
             }
         } else if cum == self.una && self.outstanding() {
             // RFC 5681 §2: a duplicate ACK repeats the highest cumulative ACK; an older one
@@ -333,10 +337,14 @@ impl Sender {
         self.cwnd = (pipe + sndcnt) * self.mss;
     }
 
-    fn grow(&mut self, acked: u64) {
+    fn grow(&mut self, acked: u64, now: Time) {
         if self.cwnd < self.ssthresh {
             // Slow start with appropriate byte counting, L = 2 (RFC 3465).
             self.cwnd += acked.min(2 * self.mss);
+        } else if let Some(c) = self.cubic.as_deref_mut() {
+            let mss = self.mss as f64;
+            let w = c.on_ack(now, self.srtt.unwrap_or(0), self.cwnd as f64 / mss, acked as f64 / mss);
+            self.cwnd = (w * mss) as u64;
         } else {
             self.ca_credit += acked;
             if self.ca_credit >= self.cwnd {
@@ -365,9 +373,12 @@ impl Sender {
     }
 
     /// The slow-start threshold after a loss: RFC 5681 eq. (4), half the FlightSize (outstanding
-    /// data, not pipe); or, with `loss_by_alpha`, the window less alpha/2 of it, as ns-3's DCTCP.
-    fn loss_ssthresh(&self) -> u64 {
-        let reduced = if self.loss_by_alpha {
+    /// data, not pipe); with `loss_by_alpha`, the window less alpha/2 of it, as ns-3's DCTCP;
+    /// under CUBIC, beta x the window (RFC 9438 §4.6).
+    fn loss_ssthresh(&mut self) -> u64 {
+        let reduced = if let Some(c) = self.cubic.as_deref_mut() {
+            (c.on_congestion(self.cwnd as f64 / self.mss as f64) * self.mss as f64) as u64
+        } else if self.loss_by_alpha {
             (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64
         } else {
             (self.nxt - self.una) as u64 * self.mss / 2
@@ -469,6 +480,7 @@ mod tests {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
+            cubic: false,
         }
     }
 
@@ -619,6 +631,28 @@ mod tests {
             assert_eq!(s.stats.fast_recoveries, 1);
             assert_eq!(sent_after, expect, "prr {on}");
             assert_eq!(s.pipe(), 11, "prr {on}: the flight ends at ssthresh");
+        }
+    }
+
+    /// CUBIC's decrease by hand: 10 segments out at a window of 10,000 B; three duplicate ACKs
+    /// leave ssthresh at 0.7 x 10,000 = 7,000 (RFC 9438 §4.6) where Reno halves the flight to
+    /// 5,000; a timeout takes the same ssthresh.
+    #[test]
+    fn cubic_cuts_the_window_to_beta() {
+        for (cubic, expect) in [(true, 7_000), (false, 5_000)] {
+            let p = TcpParams { cubic, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            for k in 1..=3u32 {
+                s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+            }
+            assert_eq!(s.ssthresh, expect, "cubic {cubic}");
+            let mut t = Sender::new(100_000, p.mss, &p);
+            t.cwnd = 10_000;
+            drain(&mut t);
+            t.on_timeout();
+            assert_eq!((t.ssthresh, t.cwnd), (expect, 1_000), "cubic {cubic} timeout");
         }
     }
 

@@ -1,0 +1,123 @@
+//! CUBIC congestion avoidance (RFC 9438), Linux's default (`transport.kind = "cubic"`).
+//!
+//! After a congestion event the window follows a cubic function of the time since the event,
+//! W_cubic(t) = C (t - K)^3 + W_max, which is concave up to the window of the last event (W_max,
+//! reached at t = K) and convex beyond it, with C = 0.4 and the multiplicative decrease
+//! beta = 0.7. Each ACK moves the window toward W_cubic one round trip ahead, at most by half of
+//! it per round trip (§4.2). Where W_cubic is below what Reno would have by now (W_est, growing
+//! by alpha = 3 (1 - beta) / (1 + beta) segments per round trip, §4.3), the window follows Reno:
+//! at datacenter round trips of microseconds the cubic term barely moves, so CUBIC there grows
+//! like a Reno with a gentler decrease. Fast convergence (§4.7) lowers W_max when an event comes
+//! before the last W_max was reached. Slow start is the sender's (no HyStart).
+//!
+//! Windows here are in segments (floating point, as the RFC writes them); times in seconds.
+
+use crate::units::{Time, PS_PER_S};
+
+/// RFC 9438 §5.1: C = 0.4, beta_cubic = 0.7.
+pub const C: f64 = 0.4;
+pub const BETA: f64 = 0.7;
+/// §4.3: the Reno-friendly additive increase per round trip.
+const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+
+#[derive(Clone, Debug, Default)]
+pub struct Cubic {
+    /// The window at the last congestion event, after fast convergence; 0 before any.
+    w_max: f64,
+    /// When the current congestion-avoidance epoch began, and its K and starting window.
+    epoch: Option<(Time, f64, f64)>,
+    /// Reno's window estimate in this epoch (W_est).
+    w_est: f64,
+}
+
+impl Cubic {
+    /// A congestion event (a loss, an ECN echo, a timeout) at a window of `cwnd` segments;
+    /// returns the new ssthresh in segments (§4.6: cwnd x beta).
+    pub fn on_congestion(&mut self, cwnd: f64) -> f64 {
+        // §4.7 fast convergence: an event below the last W_max releases bandwidth sooner.
+        self.w_max = if cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
+        self.epoch = None;
+        cwnd * BETA
+    }
+
+    /// W_cubic at `t` seconds into an epoch with `k` and maximum `w_max` (§4.2, eq. 1).
+    pub fn window(t: f64, k: f64, w_max: f64) -> f64 {
+        C * (t - k).powi(3) + w_max
+    }
+
+    /// K (§4.2, eq. 2): the seconds W_cubic takes to grow from `cwnd_epoch` back to `w_max`.
+    pub fn k(w_max: f64, cwnd_epoch: f64) -> f64 {
+        ((w_max - cwnd_epoch).max(0.0) / C).cbrt()
+    }
+
+    /// `acked` segments acknowledged at `now` in congestion avoidance, with the window at `cwnd`
+    /// segments and a smoothed round trip `rtt`; returns the new window in segments.
+    pub fn on_ack(&mut self, now: Time, rtt: Time, cwnd: f64, acked: f64) -> f64 {
+        let (start, k, w_max) = *self.epoch.get_or_insert_with(|| {
+            // No event yet (slow start ended at ssthresh): the epoch starts at the window.
+            let w_max = if self.w_max > 0.0 { self.w_max } else { cwnd };
+            self.w_est = cwnd;
+            (now, Self::k(w_max, cwnd), w_max)
+        });
+        let t = (now - start) as f64 / PS_PER_S as f64;
+        self.w_est += ALPHA * acked / cwnd;
+        let cubic = Self::window(t, k, w_max);
+        if cubic < self.w_est {
+            // §4.3: the Reno-friendly region.
+            return self.w_est.max(cwnd);
+        }
+        let target = Self::window(t + rtt as f64 / PS_PER_S as f64, k, w_max).clamp(cwnd, 1.5 * cwnd);
+        cwnd + (target - cwnd) / cwnd * acked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: a loss at 100 segments leaves 70 (beta 0.7); K = cbrt(30 / 0.4) = cbrt(75) =
+    /// 4.2172 s; W_cubic is 70 at t = 0, back at 100 at t = K, 130 at 2K.
+    #[test]
+    fn the_cubic_returns_to_w_max_at_k() {
+        let mut c = Cubic::default();
+        assert_eq!(c.on_congestion(100.0), 70.0);
+        let k = Cubic::k(c.w_max, 70.0);
+        assert!((k - 75f64.cbrt()).abs() < 1e-12 && (k - 4.2172).abs() < 1e-4, "{k}");
+        for (t, w) in [(0.0, 70.0), (k, 100.0), (2.0 * k, 130.0)] {
+            assert!((Cubic::window(t, k, 100.0) - w).abs() < 1e-9, "W({t}) = {}", Cubic::window(t, k, 100.0));
+        }
+        // Fast convergence: the next event at 80 < 100 sets W_max to 80 x 1.7 / 2 = 68.
+        assert!((c.on_congestion(80.0) - 56.0).abs() < 1e-12);
+        assert!((c.w_max - 68.0).abs() < 1e-12);
+    }
+
+    /// At a datacenter round trip (20 us) the cubic term is flat, so the window follows Reno's
+    /// estimate: one window of ACKs (70 segments, one at a time) adds alpha = 0.9 / 1.7 = 0.529
+    /// segments, within the per-ACK rounding (the divisor grows by at most 0.53 / 70).
+    #[test]
+    fn at_datacenter_round_trips_cubic_grows_like_reno_friendly() {
+        let mut c = Cubic::default();
+        c.w_max = 100.0;
+        let (mut cwnd, rtt) = (70.0, 20_000_000);
+        for i in 0..70u64 {
+            cwnd = c.on_ack(i * rtt / 70, rtt, cwnd, 1.0);
+        }
+        assert!((cwnd - 70.0 - ALPHA).abs() < 0.01, "{cwnd}");
+        assert!((ALPHA - 0.9 / 1.7).abs() < 1e-12);
+    }
+
+    /// Far from the last event (seconds later) W_cubic leads and the window grows toward it,
+    /// at most by half per round trip: with W_max = 10 reached long ago, one ACK at a window
+    /// of 10 moves it by (target - 10) / 10 with the target capped at 15.
+    #[test]
+    fn far_from_the_event_the_cubic_leads_capped_at_half_a_window() {
+        let mut c = Cubic::default();
+        c.w_max = 10.0;
+        let rtt = 1_000_000_000; // 1 ms
+        assert_eq!(c.on_ack(0, rtt, 10.0, 1.0), 10.0 + ALPHA / 10.0, "at the epoch's start, Reno's estimate leads");
+        let later = 10 * PS_PER_S;
+        // W_cubic(10 s + 1 ms) = 0.4 x 10.001^3 + 10 ~ 410: capped at 15, so +0.5 per ACK.
+        let w = c.on_ack(later, rtt, 10.0, 1.0);
+        assert!((w - 10.5).abs() < 1e-9, "{w}");
+    }
+}
