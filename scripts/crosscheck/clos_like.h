@@ -8,6 +8,10 @@
 #include "ns3/traffic-control-module.h"
 
 #include <string>
+#include <vector>
+
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
 
 // The options both programs take.
 inline void
@@ -57,6 +61,50 @@ ConfigureLikeClos(const std::string& cc, uint32_t k, uint32_t buffer, bool bytes
     Config::SetDefault("ns3::RedQueueDisc::MaxTh", DoubleValue(k * unit));
     Config::SetDefault("ns3::RedQueueDisc::MaxSize",
                        QueueSizeValue(QueueSize(std::to_string(buffer * unit) + (bytes ? "B" : "p"))));
+}
+
+// A star: hosts 0 to n - 1 send, host n receives, all on one switch, every link at `rate` with
+// 1 us of delay and a one-packet device queue, so that the queue discs above it are the ports'
+// queues. Hosts' NICs and the switch's ports back toward the senders (which carry only ACKs)
+// are large FIFOs; the switch's port toward the receiver is what `port` installs, returned.
+// Fills `hosts` (n + 1 nodes) and each host's address.
+inline ns3::Ptr<ns3::QueueDisc>
+BuildStar(uint32_t n, const std::string& rate, ns3::TrafficControlHelper& port, ns3::NodeContainer& hosts,
+          std::vector<ns3::Ipv4Address>& addresses)
+{
+    using namespace ns3;
+    hosts.Create(n + 1);
+    NodeContainer sw(1);
+    InternetStackHelper stack;
+    stack.InstallAll();
+    PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue(rate));
+    link.SetChannelAttribute("Delay", StringValue("1us"));
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    Ipv4AddressHelper helper;
+    Ptr<QueueDisc> receiverPort;
+    for (uint32_t i = 0; i <= n; i++)
+    {
+        NetDeviceContainer d = link.Install(hosts.Get(i), sw.Get(0));
+        std::string net = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ".0";
+        helper.SetBase(net.c_str(), "255.255.255.0");
+        addresses.push_back(helper.Assign(d).GetAddress(0));
+        TrafficControlHelper none;
+        none.Uninstall(d);
+        TrafficControlHelper fifo;
+        fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(i == n ? "1p" : "10000p"));
+        if (i == n)
+        {
+            receiverPort = port.Install(d.Get(1)).Get(0);
+            fifo.Install(d.Get(0));
+        }
+        else
+        {
+            fifo.Install(d);
+        }
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    return receiverPort;
 }
 
 #endif

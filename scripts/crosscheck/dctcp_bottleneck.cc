@@ -55,46 +55,11 @@ main(int argc, char* argv[])
 
     ConfigureLikeClos(cc, k, buffer);
 
-    NodeContainer hosts(flows + 1);
-    NodeContainer sw(1);
-    InternetStackHelper stack;
-    stack.InstallAll();
-    PointToPointHelper link;
-    link.SetDeviceAttribute("DataRate", StringValue(rate));
-    link.SetChannelAttribute("Delay", StringValue("1us"));
-    // A one-packet device queue, so that the queue disc above it is the port's queue.
-    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-
-    Ipv4AddressHelper addresses;
+    NodeContainer hosts;
     std::vector<Ipv4Address> hostAddress;
-    Ptr<NetDevice> bottleneck;
-    for (uint32_t i = 0; i <= flows; i++)
-    {
-        NetDeviceContainer d = link.Install(hosts.Get(i), sw.Get(0));
-        std::string net = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ".0";
-        addresses.SetBase(net.c_str(), "255.255.255.0");
-        Ipv4InterfaceContainer ifs = addresses.Assign(d);
-        hostAddress.push_back(ifs.GetAddress(0));
-        TrafficControlHelper none;
-        none.Uninstall(d);
-        TrafficControlHelper fifo;
-        fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(i == flows ? "1p" : "10000p"));
-        if (i == flows)
-        {
-            bottleneck = d.Get(1);
-            TrafficControlHelper red;
-            red.SetRootQueueDisc("ns3::RedQueueDisc");
-            g_port = red.Install(bottleneck).Get(0);
-            fifo.Install(d.Get(0));
-        }
-        else
-        {
-            // The host's NIC holds whatever TCP gives it; the switch's port back toward a
-            // sender carries only ACKs.
-            fifo.Install(d);
-        }
-    }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    TrafficControlHelper red;
+    red.SetRootQueueDisc("ns3::RedQueueDisc");
+    g_port = BuildStar(flows, rate, red, hosts, hostAddress);
 
     Ptr<Node> receiver = hosts.Get(flows);
     std::vector<Ptr<PacketSink>> sinks;

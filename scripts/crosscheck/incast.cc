@@ -278,54 +278,23 @@ main(int argc, char* argv[])
         }
     }
 
-    NodeContainer hosts(senders + 1);
-    NodeContainer sw(1);
-    InternetStackHelper stack;
-    stack.InstallAll();
-    PointToPointHelper link;
-    link.SetDeviceAttribute("DataRate", StringValue(rate));
-    link.SetChannelAttribute("Delay", StringValue("1us"));
-    // A one-packet device queue, so that the queue disc above it is the port's queue.
-    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-
-    Ipv4AddressHelper addresses;
+    NodeContainer hosts;
     std::vector<Ipv4Address> hostAddress;
-    Ptr<QueueDisc> port;
-    for (uint32_t i = 0; i <= senders; i++)
+    TrafficControlHelper q;
+    if (cc == "dctcp")
     {
-        NetDeviceContainer d = link.Install(hosts.Get(i), sw.Get(0));
-        std::string net = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ".0";
-        addresses.SetBase(net.c_str(), "255.255.255.0");
-        Ipv4InterfaceContainer ifs = addresses.Assign(d);
-        hostAddress.push_back(ifs.GetAddress(0));
-        g_senderOf[ifs.GetAddress(0).Get()] = i;
-        TrafficControlHelper none;
-        none.Uninstall(d);
-        TrafficControlHelper fifo;
-        fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(i == senders ? "1p" : "10000p"));
-        if (i == senders)
-        {
-            TrafficControlHelper q;
-            if (cc == "dctcp")
-            {
-                q.SetRootQueueDisc("ns3::RedQueueDisc");
-            }
-            else
-            {
-                q.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(buffer) + "p"));
-            }
-            port = q.Install(d.Get(1)).Get(0);
-            port->TraceConnectWithoutContext("Drop", MakeCallback(&PortDrop));
-            fifo.Install(d.Get(0));
-        }
-        else
-        {
-            // The host's NIC holds whatever TCP gives it; the switch's port back toward a
-            // sender carries only ACKs.
-            fifo.Install(d);
-        }
+        q.SetRootQueueDisc("ns3::RedQueueDisc");
     }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    else
+    {
+        q.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(buffer) + "p"));
+    }
+    Ptr<QueueDisc> port = BuildStar(senders, rate, q, hosts, hostAddress);
+    port->TraceConnectWithoutContext("Drop", MakeCallback(&PortDrop));
+    for (uint32_t i = 0; i < senders; i++)
+    {
+        g_senderOf[hostAddress[i].Get()] = i;
+    }
 
     Ptr<Node> receiver = hosts.Get(senders);
     std::vector<Ptr<Socket>> sockets;
