@@ -286,7 +286,7 @@ fn handle(
             Next::Continue
         }
         (Role::Peer, Request::PeerPush { aa, revision, mapping }) => {
-            shared.table.apply(aa, Versioned { mapping, revision });
+            shared.table.apply_pushed(aa, Versioned { mapping, revision });
             Next::Continue
         }
         (Role::Peer, Request::PeerCorrection { sender, target, la, revision }) => {

@@ -8,6 +8,7 @@
 #![allow(clippy::await_holding_lock)]
 
 mod bad_requests;
+mod forged_push;
 mod harness;
 mod leader_failover;
 mod lookup_storm;
