@@ -198,6 +198,9 @@ pub struct ServerOptions {
     pub push_to_peers: bool,
     pub isolate_services: bool,
     pub log_format: String,
+    /// `[sessions]`: the Hello deadline and the cap on sessions still waiting for one.
+    pub hello_timeout: String,
+    pub max_unauthenticated: usize,
 }
 
 impl Default for ServerOptions {
@@ -212,6 +215,8 @@ impl Default for ServerOptions {
             push_to_peers: true,
             isolate_services: true,
             log_format: "json".into(),
+            hello_timeout: "2s".into(),
+            max_unauthenticated: 256,
         }
     }
 }
@@ -267,6 +272,11 @@ impl DirectoryServers {
             );
             let _ = writeln!(text, "\n[updates]\nbatch_window = \"{}\"", options.batch_window);
             let _ = writeln!(text, "\n[policy]\nisolate_services = {}", options.isolate_services);
+            let _ = writeln!(
+                text,
+                "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}",
+                options.hello_timeout, options.max_unauthenticated
+            );
             let config = dir.join(format!("{name}.toml"));
             std::fs::write(&config, text)?;
             let log = dir.join(format!("{name}.log"));

@@ -43,6 +43,34 @@ pub struct ServerConfig {
     pub updates: UpdateConfig,
     #[serde(default)]
     pub policy: PolicyConfig,
+    #[serde(default)]
+    pub sessions: SessionConfig,
+}
+
+/// Limits on sessions, so that connections that never authenticate cannot hold the server's
+/// descriptors (issue 42).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionConfig {
+    /// A session that has not sent a valid Hello by then is closed.
+    #[serde(default = "defaults::hello_timeout", with = "serde_text")]
+    pub hello_timeout: Duration,
+    /// Sessions still waiting for their Hello; a connection beyond it is closed at once.
+    #[serde(default = "defaults::max_unauthenticated")]
+    pub max_unauthenticated: usize,
+    /// All sessions together; a connection beyond it is closed at once.
+    #[serde(default = "defaults::max_sessions")]
+    pub max_sessions: usize,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            hello_timeout: defaults::hello_timeout(),
+            max_unauthenticated: defaults::max_unauthenticated(),
+            max_sessions: defaults::max_sessions(),
+        }
+    }
 }
 
 /// The replicated store (VL2's RSM): an etcd cluster.
@@ -124,6 +152,15 @@ mod defaults {
     pub fn commit_timeout() -> Duration {
         Duration::from_millis(1500)
     }
+    pub fn hello_timeout() -> Duration {
+        Duration::from_secs(2)
+    }
+    pub fn max_unauthenticated() -> usize {
+        256
+    }
+    pub fn max_sessions() -> usize {
+        16_384
+    }
 }
 
 impl Default for SyncConfig {
@@ -194,6 +231,16 @@ impl ServerConfig {
             return Err(format!(
                 "max_frame_bytes: {} is out of range; use 64 to 1048576",
                 self.max_frame_bytes
+            ));
+        }
+        let sessions = &self.sessions;
+        if sessions.hello_timeout.is_zero() {
+            return Err("sessions.hello_timeout: must be positive, e.g. \"2s\"".into());
+        }
+        if sessions.max_unauthenticated == 0 || sessions.max_unauthenticated > sessions.max_sessions {
+            return Err(format!(
+                "sessions.max_unauthenticated: {} must be at least 1 and at most sessions.max_sessions ({})",
+                sessions.max_unauthenticated, sessions.max_sessions
             ));
         }
         if self.log_format != "json" && self.log_format != "text" {

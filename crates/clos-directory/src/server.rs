@@ -2,6 +2,7 @@
 //! to the store in batches, corrects stale agent caches when ToRs report misdelivered packets,
 //! and optionally pushes acknowledged updates to peer directory servers.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use tracing::{debug, info, warn};
 
 use crate::address::{Aa, La};
 use crate::batcher::{run_batcher, BatchSettings, PeerMessage, PendingUpdate};
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, SessionConfig};
 use crate::freshness::Freshness;
 use crate::mapping::Versioned;
 use crate::peers::push_to_peers;
@@ -37,6 +38,63 @@ struct Shared {
     /// Agents connected to this server, by their AA: where corrections for them are sent.
     agents: Mutex<AgentSessions>,
     peers: broadcast::Sender<PeerMessage>,
+    limits: SessionConfig,
+    /// Open sessions, and those of them still waiting for their Hello.
+    sessions: AtomicUsize,
+    unauthenticated: AtomicUsize,
+}
+
+/// One admitted session's place in the counts, given back when it ends.
+struct Admitted {
+    shared: Arc<Shared>,
+    authenticated: bool,
+}
+
+impl Admitted {
+    /// A new connection, if the limits leave room for it (`[sessions]`).
+    fn admit(shared: &Arc<Shared>) -> Option<Admitted> {
+        let limits = &shared.limits;
+        if shared.sessions.fetch_add(1, Ordering::AcqRel) >= limits.max_sessions {
+            shared.sessions.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        if shared.unauthenticated.fetch_add(1, Ordering::AcqRel) >= limits.max_unauthenticated {
+            shared.unauthenticated.fetch_sub(1, Ordering::AcqRel);
+            shared.sessions.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Admitted { shared: shared.clone(), authenticated: false })
+    }
+
+    fn authenticated(&mut self) {
+        if !std::mem::replace(&mut self.authenticated, true) {
+            self.shared.unauthenticated.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if !self.authenticated {
+            self.shared.unauthenticated.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.shared.sessions.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Raises the soft limit on open descriptors to the hard one, so that sessions are bounded by
+/// `[sessions]` rather than by a default soft limit of 1,024.
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                warn!(soft = limit.rlim_cur, "could not raise the open-descriptor limit");
+            }
+        }
+    }
 }
 
 /// Starts every task of a directory server and serves until the process is told to stop.
@@ -87,7 +145,12 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         updates,
         agents: Mutex::new(FxHashMap::default()),
         peers,
+        limits: config.sessions,
+        sessions: AtomicUsize::new(0),
+        unauthenticated: AtomicUsize::new(0),
     });
+    raise_descriptor_limit();
+    let mut refused = 0u64;
     info!(name = %config.name, listen = %config.listen, store = ?config.store.endpoints, "listening");
     let mut next_session = 0u64;
     loop {
@@ -101,12 +164,21 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
                         continue;
                     }
                 };
+                let Some(admitted) = Admitted::admit(&shared) else {
+                    // Closed at once: a flood of idle connections cannot take the descriptors
+                    // legitimate sessions need.
+                    refused += 1;
+                    if refused.is_power_of_two() {
+                        warn!(%from, refused, "session limit reached: connection closed");
+                    }
+                    continue;
+                };
                 let _ = stream.set_nodelay(true);
                 next_session += 1;
                 let shared = shared.clone();
                 let session = next_session;
                 tokio::spawn(async move {
-                    if let Err(e) = run_session(stream, shared, session).await {
+                    if let Err(e) = run_session(stream, shared, session, admitted).await {
                         debug!(session, %from, error = %e, "session ended with an error");
                     }
                 });
@@ -147,7 +219,8 @@ enum Next {
     Close,
 }
 
-async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64) -> std::io::Result<()> {
+async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut admitted: Admitted) -> std::io::Result<()> {
+    let hello_by = tokio::time::Instant::now() + shared.limits.hello_timeout;
     let (mut rd, mut wr) = stream.into_split();
     let (outbox, mut async_replies) = mpsc::unbounded_channel::<Reply>();
     let mut frames = FrameBuffer::new(shared.max_frame);
@@ -193,6 +266,14 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64) -> st
                     reply.encode(&mut out);
                 }
             }
+            _ = tokio::time::sleep_until(hello_by), if peer.is_none() => {
+                let wait = shared.limits.hello_timeout;
+                reject(&format!("unauthenticated: no Hello within {wait:?}"), session, &mut out);
+                close = true;
+            }
+        }
+        if peer.is_some() {
+            admitted.authenticated();
         }
         if !out.is_empty() {
             if let Err(e) = wr.write_all(&out).await {

@@ -10,6 +10,7 @@
 mod bad_requests;
 mod forged_push;
 mod harness;
+mod idle_sessions;
 mod leader_failover;
 mod lookup_storm;
 mod partition;
