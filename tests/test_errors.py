@@ -1,5 +1,6 @@
 """Bad input ends in one readable error and exit status 2, never a traceback."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,54 @@ def test_malformed_set(runner: CliRunner, tiny: Path, assignment: str):
 
 def test_unknown_benchmark(runner: CliRunner):
     assert "b9" in fails_cleanly(runner, ["bench", "--only", "b9"])
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('name = "caf\xe9"\n'.encode("latin-1"), "not UTF-8 text (byte 0xe9 at offset 11)"),
+        (b"\x00\x01\x02\xff\xfe", "not UTF-8 text (byte 0xff at offset 3)"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply to read"),
+    ],
+    ids=["latin-1", "binary", "5000 levels"],
+)
+def test_any_file_content_is_one_error_line(
+    runner: CliRunner, tmp_path: Path, content: bytes, says: str
+):
+    path = tmp_path / "odd.toml"
+    path.write_bytes(content)
+    assert says in fails_cleanly(runner, ["validate", str(path)])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_numbers_are_named(runner: CliRunner, tiny: Path, value: str):
+    tiny.write_text(tiny.read_text().replace('host_rate = "10Gbps"', f"host_rate = {value}"))
+    error = fails_cleanly(runner, ["validate", str(tiny)])
+    assert "topology.host_rate" in error and "is not a number a scenario can use" in error
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [("../../escaped", "escaped"), ("/tmp/abs", "tmp-abs"), ("..", "scenario"), ("a\x00b", "a-b")],
+    ids=["parent", "absolute", "dot-dot", "nul"],
+)
+def test_the_results_folder_never_leaves_results(
+    runner: CliRunner, tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, folder: str
+):
+    """A scenario's name picks its folder under results/ only through a safe slug: a file received
+    from someone else cannot write outside it (issue 39, item 3)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = runner.invoke(app, ["run", str(tiny), "-q", "--set", f"name={json.dumps(name)}"])
+    assert result.exit_code == 0, result.output
+    assert (work / "results" / folder / "summary.json").is_file()
+    written = {p.relative_to(tmp_path) for p in tmp_path.rglob("summary.json")}
+    assert written == {Path("work", "results", folder, "summary.json")}
+
+
+def test_an_unwritable_output_folder_fails_before_simulating(runner: CliRunner, tiny: Path, tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    error = fails_cleanly(runner, ["run", str(tiny), "--out", str(blocker / "results")])
+    assert "cannot write results to" in error and "give another --out" in error

@@ -68,6 +68,19 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def writable_folder(folder: Path) -> Path:
+    """`folder`, created if need be, or one error line before anything is simulated."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".clos-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise OSError(f"cannot write results to {folder}: {reason}; give another --out") from None
+    return folder
+
+
 def simulate(scenario: Scenario, quiet: bool) -> Results:
     if quiet:
         return clos.run(scenario)
@@ -138,8 +151,9 @@ def run(
             compare_schemes(overrides or [], out or Path("results", "default"), quiet)
             return
         loaded = Scenario.load(scenario, overrides or [])
+        folder = writable_folder(out or Path("results", loaded.slug))
         results = simulate(loaded, quiet)
-        folder = results.save(out or Path("results", loaded.name))
+        folder = results.save(folder)
         if not quiet:
             stdout.print(run_table(loaded.name, results))
             stdout.print(f"saved to {folder}")

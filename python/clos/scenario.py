@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import tomllib
 from collections.abc import Iterable
@@ -69,12 +70,24 @@ def _resolve_workload_paths(workload: dict[str, Any], folder: Path) -> None:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file's table; a syntax error names the file, the line and what is on it."""
-    text = path.read_text(encoding="utf-8")
+    """A TOML file's table; a syntax error names the file, the line and what is on it, and a file
+    that is not UTF-8 text or nests too deeply for the parser says so in one line."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {error.start}); TOML files are "
+            "UTF-8: save it as UTF-8 (a binary file is not a scenario)"
+        ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _syntax_error(path, text, error) from None
+    except RecursionError:
+        raise ScenarioError(
+            f"{path}: arrays or tables nested too deeply to read (scenarios nest a few levels)"
+        ) from None
 
 
 def _syntax_error(path: Path, text: str, error: tomllib.TOMLDecodeError) -> ScenarioError:
@@ -186,9 +199,36 @@ class Scenario:
             return self.table["name"]
         return self.source.stem if self.source else "scenario"
 
+    @property
+    def slug(self) -> str:
+        """The name as one safe folder name (`results/<slug>`): letters, digits, `.`, `_` and
+        `-` only, no leading dot, never empty, so that a name like `../../x` or `/etc` cannot
+        place results outside the output root."""
+        return slug(self.name)
+
     def to_json(self) -> str:
-        # TOML dates have no JSON form; as strings the core can name the field that rejects them.
-        return json.dumps(self.table, default=str)
+        try:
+            _refuse_non_finite(self.table, "")
+            # TOML dates have no JSON form; as strings the core can name the field that rejects
+            # them.
+            return json.dumps(self.table, default=str)
+        except RecursionError:
+            raise ScenarioError("scenario: tables nested too deeply to read") from None
+
+
+def slug(name: str) -> str:
+    """`name` as one safe path component (see `Scenario.slug`)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return safe[:100].rstrip("-.") or "scenario"
+
+
+def _refuse_non_finite(value: Any, where: str) -> None:
+    """NaN and infinity are valid TOML floats but no scenario value: name the field."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{where or 'scenario'}: {value} is not a number a scenario can use")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        _refuse_non_finite(item, f"{where}.{key}" if where else str(key))
 
 
 _TOPOLOGY_SIZE = (

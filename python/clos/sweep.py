@@ -45,6 +45,7 @@ from clos.scenario import (
     is_dotted_key,
     read_toml,
     set_field,
+    slug,
 )
 
 if TYPE_CHECKING:
@@ -295,7 +296,7 @@ def run_sweep(
     the table in `out/sweep.parquet` and `out/sweep.csv`. See `run_many` for the options."""
     loaded = SweepSpec.of(spec).with_overrides(overrides)
     runs = loaded.runs()
-    folder = Path(out) if out is not None else Path("results", loaded.name)
+    folder = Path(out) if out is not None else Path("results", slug(loaded.name))
     records = run_many(
         runs,
         folder / RUNS_FOLDER,
