@@ -163,3 +163,24 @@ def test_an_unwritable_output_folder_fails_before_simulating(runner: CliRunner, 
     blocker.write_text("")
     error = fails_cleanly(runner, ["run", str(tiny), "--out", str(blocker / "results")])
     assert "cannot write results to" in error and "give another --out" in error
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ('kind = "permutation"\nbytes = "200KB"', 'kind = "flows"\nfile = "nowhere.csv"', "nowhere.csv"),
+        ('kind = "permutation"\nbytes = "200KB"', 'kind = "permutation"\nbytes = "200KB"\nhosts = [0, "2-99999"]', "host 4 does not exist"),
+        (
+            'kind = "permutation"\nbytes = "200KB"',
+            'kind = "incast"\nbytes = "10KB"\nrequesters = 1\nfan_in = 9',
+            "9 responders need more than the workload's 4 hosts",
+        ),
+    ],
+    ids=["missing flows file", "hosts beyond the fabric", "fan_in beyond the hosts"],
+)
+def test_validate_makes_every_check_a_run_makes(
+    runner: CliRunner, tiny: Path, old: str, new: str, says: str
+):
+    """`clos validate` refuses what `clos run` would refuse before its first event (issue 39)."""
+    tiny.write_text(tiny.read_text().replace(old, new))
+    assert says in fails_cleanly(runner, ["validate", str(tiny)])

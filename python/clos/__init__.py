@@ -46,9 +46,11 @@ def run(scenario: ScenarioLike, progress: _core.Progress | None = None) -> Resul
     return Results.from_core(_core.run(Scenario.of(scenario).to_json(), progress))
 
 
-def validate(scenario: ScenarioLike) -> dict[str, Any]:
-    """The scenario as the core will run it, every default filled in; raises ScenarioError."""
-    return json.loads(_core.validate(Scenario.of(scenario).to_json()))
+def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
+    """The scenario as the core will run it, every default filled in; raises ScenarioError.
+    With `build`, the run is also set up (fabric, routes, workload) without simulating, so every
+    check a run makes before it starts is made: a missing flows file, hosts beyond the fabric."""
+    return json.loads(_core.validate(Scenario.of(scenario).to_json(), build))
 
 
 def load_results(directory: str | PathLike[str]) -> Results:

@@ -178,10 +178,11 @@ def validate(
     ],
     overrides: Overrides = None,
 ) -> None:
-    """Check a scenario against the core's schema without running it."""
+    """Check a scenario without running it: the core's schema, and everything a run checks
+    before its first event (its flows file, hosts, fabric and workload are built, then dropped)."""
     with reported_errors():
         loaded = Scenario.load(scenario, overrides or [])
-        normalised = clos.validate(loaded)
+        normalised = clos.validate(loaded, build=True)
         stdout.print(Text(f"ok: {loaded.name}", style="green"))
         stdout.print(Text(describe(normalised)))
 

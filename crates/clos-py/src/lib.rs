@@ -31,10 +31,17 @@ fn commit() -> &'static str {
     env!("CLOS_COMMIT")
 }
 
-/// The normalised scenario (every default filled in) as JSON.
+/// The normalised scenario (every default filled in) as JSON. With `build`, the simulation is
+/// also set up (fabric, routes, workload, load balancer) and dropped without running, so that
+/// every check a run makes before its first event is made (`clos validate`).
 #[pyfunction]
-fn validate(scenario_json: &str) -> PyResult<String> {
-    Scenario::from_json(scenario_json).map(|s| s.to_json()).map_err(to_py_err)
+#[pyo3(signature = (scenario_json, build = false))]
+fn validate(scenario_json: &str, build: bool) -> PyResult<String> {
+    let s = Scenario::from_json(scenario_json).map_err(to_py_err)?;
+    if build {
+        clos_core::sim::World::new(&s).map_err(to_py_err)?;
+    }
+    Ok(s.to_json())
 }
 
 /// `(name, description, [(parameter, default, doc)])` of every load-balancing scheme.

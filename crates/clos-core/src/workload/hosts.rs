@@ -57,6 +57,13 @@ impl From<HostSet> for Value {
 impl HostSet {
     /// The host ids, in order; `field` names the scenario field for errors.
     pub fn resolve(&self, n_hosts: u32, field: &str) -> Result<Vec<u32>> {
+        if let HostSet::Listed(ranges) = self {
+            // Checked before the ranges are expanded: "2-99999999" must not take 400 MB first.
+            if let Some(&(a, _)) = ranges.iter().find(|&&(_, b)| b >= n_hosts) {
+                let h = a.max(n_hosts);
+                return Err(bad(field, format!("host {h} does not exist; the fabric has hosts 0-{}", n_hosts - 1)));
+            }
+        }
         let hosts: Vec<u32> = match self {
             HostSet::First(n) if *n > n_hosts => return Err(bad(field, format!("the fabric has only {n_hosts} hosts, asked for {n}"))),
             HostSet::First(n) => (0..*n).collect(),
