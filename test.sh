@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build everything, then run every test: the Rust core's unit and whole-simulation tests, and
+# Build everything, check formatting and lints, then run every test: the Rust core's unit and whole-simulation tests, and
 # the directory service's tests (crates/clos-directory, against real etcd members), the
 # instruction-count gate (B1 and the hot components under callgrind against a committed
 # baseline), the Python package's tests (CLI, scenarios, results) against the freshly built
@@ -9,6 +9,11 @@ cd "$(dirname "$0")"
 # etcd, protoc and valgrind, installed when missing (apt-get as root, or sudo).
 bash scripts/system-deps.sh
 bash scripts/setup.sh
+# Formatting and lints (rustfmt.toml, pyproject.toml's [tool.ruff]): a diff or a warning fails.
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+.venv/bin/ruff format --check --quiet python tests scripts
+.venv/bin/ruff check --quiet python tests scripts
 cargo test --release -p clos-core
 # The timing tool docs/performance.md uses to compare builds: it must build and run.
 cargo build --release -p clos-core --example cpu_seconds

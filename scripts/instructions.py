@@ -15,7 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-BASELINE = Path(__file__).resolve().parent.parent / "crates/clos-core/benches/instructions/baseline.json"
+BASELINE = (
+    Path(__file__).resolve().parent.parent / "crates/clos-core/benches/instructions/baseline.json"
+)
 REGRESSION_PCT = 10.0
 
 
@@ -90,13 +92,20 @@ def update(now: dict[str, int], versions: dict[str, str]) -> None:
 
 def check(now: dict[str, int], versions: dict[str, str]) -> int:
     if not BASELINE.exists():
-        print(f"error: no baseline at {BASELINE}: run scripts/instructions.sh --update", file=sys.stderr)
+        print(
+            f"error: no baseline at {BASELINE}: run scripts/instructions.sh --update",
+            file=sys.stderr,
+        )
         return 2
     recorded = json.loads(BASELINE.read_text(encoding="utf-8"))
     baseline: dict[str, int] = recorded["instructions"]
     report, regressed = table(baseline, now)
     print(report)
-    mismatched = [f"{tool}: baseline {recorded.get(tool)!r}, here {v!r}" for tool, v in versions.items() if recorded.get(tool) != v]
+    mismatched = [
+        f"{tool}: baseline {recorded.get(tool)!r}, here {v!r}"
+        for tool, v in versions.items()
+        if recorded.get(tool) != v
+    ]
     if mismatched:
         # Another compiler moves counts by itself; comparing would blame the code for it.
         print(
@@ -129,7 +138,9 @@ def check(now: dict[str, int], versions: dict[str, str]) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="gungraun's JSON lines (--output-format=json)")
-    parser.add_argument("--update", action="store_true", help="rewrite the baseline from these results")
+    parser.add_argument(
+        "--update", action="store_true", help="rewrite the baseline from these results"
+    )
     args = parser.parse_args()
     now = read_counts(args.results)
     versions = tool_versions()

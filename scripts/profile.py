@@ -36,7 +36,20 @@ print(f"{stats['events']:,} events, {stats['cpu_seconds']:.2f} CPU s", file=sys.
 
 def record(scenario: Path, stop: str, data: Path) -> None:
     subprocess.run(
-        ["perf", "record", "-F", "999", "-o", str(data), "--", sys.executable, "-c", RUN, str(scenario), stop],
+        [
+            "perf",
+            "record",
+            "-F",
+            "999",
+            "-o",
+            str(data),
+            "--",
+            sys.executable,
+            "-c",
+            RUN,
+            str(scenario),
+            stop,
+        ],
         check=True,
     )
 
@@ -54,7 +67,9 @@ def core_samples(data: Path) -> tuple[int, collections.Counter[int]]:
     mapped, total, addresses = None, 0, collections.Counter()
     for line in script.splitlines():
         if "PERF_RECORD_MMAP" in line and str(CORE) in line and "r-xp" in line:
-            start, offset = re.search(r"\[(0x[0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+)", line).groups()
+            start, offset = re.search(
+                r"\[(0x[0-9a-f]+)\(0x[0-9a-f]+\) @ (0x[0-9a-f]+)", line
+            ).groups()
             mapped = (int(start, 16), int(offset, 16))
             continue
         parts = line.split()
@@ -90,13 +105,19 @@ def main() -> None:
     parser.add_argument("--stop", default="", help="cut the run to this simulated time")
     parser.add_argument("--lines", action="store_true", help="also share by source line")
     args = parser.parse_args()
-    scenario = next(p for folder in (BENCH, SCALING) for p in [folder / f"{args.name}.toml"] if p.exists())
+    scenario = next(
+        p for folder in (BENCH, SCALING) for p in [folder / f"{args.name}.toml"] if p.exists()
+    )
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "perf.data"
         record(scenario, args.stop, data)
         total, addresses = core_samples(data)
     chains = frames(sorted(addresses))
-    shares = {"source file": collections.Counter(), "function": collections.Counter(), "line": collections.Counter()}
+    shares = {
+        "source file": collections.Counter(),
+        "function": collections.Counter(),
+        "line": collections.Counter(),
+    }
     for address, n in addresses.items():
         chain = chains.get(address) or [("?", "?")]
         own = next(((f, loc) for f, loc in chain if "clos-core/src/" in loc), None)
@@ -110,7 +131,9 @@ def main() -> None:
         shares["function"][re.sub(r"^clos_core::", "", own[0])[:100]] += n
         shares["line"][f"{path}:{line}  {own[0][:60]}"] += n
     in_core = sum(addresses.values())
-    print(f"{total} samples, {in_core} in the Rust core ({100 * in_core / total:.1f}%); shares of the core's")
+    print(
+        f"{total} samples, {in_core} in the Rust core ({100 * in_core / total:.1f}%); shares of the core's"
+    )
     for kind, counter in shares.items():
         if kind == "line" and not args.lines:
             continue

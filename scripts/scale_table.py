@@ -15,7 +15,10 @@ from pathlib import Path
 
 def read(path: str) -> dict[str, dict[str, str]]:
     if not Path(path).is_file():
-        print(f"error: {path}: no such file (a claims.csv that `clos reproduce --out` wrote)", file=sys.stderr)
+        print(
+            f"error: {path}: no such file (a claims.csv that `clos reproduce --out` wrote)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     with Path(path).open(newline="") as f:
         return {f"{r['paper']}/{r['claim']}": r for r in csv.DictReader(f)}
@@ -41,7 +44,9 @@ def main(argv: list[str]) -> int:
         if p is None:
             print(f"| {name} | {value} | {number(s['ours'])} | not run | |")
         else:
-            print(f"| {name} | {value} | {number(s['ours'])} | {number(p['ours'])} | {p['verdict']} |")
+            print(
+                f"| {name} | {value} | {number(s['ours'])} | {number(p['ours'])} | {p['verdict']} |"
+            )
     return 0
 
 

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # The system programs the test command needs beyond the toolchains (Rust, Python 3.11, gcc), each
-# installed when missing: etcd (the directory service's replicated store, whose tests start real
+# installed when missing: rustfmt and clippy (through rustup), etcd (the directory service's replicated store, whose tests start real
 # members), protoc with its well-known .proto files (the etcd client's generated code imports
 # google/protobuf/*.proto), and valgrind (the instruction-count gate). Installs with apt-get as
 # root, with sudo when that is available, and otherwise stops with one line naming the command to
 # run. run.sh needs none of them. Called by test.sh.
 set -euo pipefail
+# rustfmt and clippy (the formatting and lint checks) come with rustup's default profile; a
+# minimal profile lacks them.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  if command -v rustup >/dev/null; then
+    echo "installing rustfmt and clippy (the tests check formatting and lints)" >&2
+    rustup component add rustfmt clippy
+  else
+    echo "error: the tests need cargo fmt and cargo clippy: install rustfmt and clippy for this toolchain" >&2
+    exit 1
+  fi
+fi
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
 command -v protoc >/dev/null || missing+=(protobuf-compiler)

@@ -19,12 +19,14 @@ def load():
 def test_clos_fills_the_bottleneck_as_dctcp_should():
     run = load()
     r = run.run_clos(2, "dctcp", 0.01, 0.03)
-    aggregate, lo, hi, jain = run.describe(r)
+    aggregate, _lo, _hi, jain = run.describe(r)
     # Header-limited capacity of 10 Gb/s with 1,460 B of payload in 1,538 B frames: 9.493 Gb/s;
     # DCTCP keeps the port busy (its queue hovers at K = 65 packets), so within 1%.
     assert abs(aggregate - 10 * 1460 / 1538) < 0.01 * 9.493, aggregate
     assert jain > 0.99 and r["drops"] == 0
-    assert 0.5 * run.K_PACKETS < r["mean_queue_packets"] < 1.5 * run.K_PACKETS, r["mean_queue_packets"]
+    assert 0.5 * run.K_PACKETS < r["mean_queue_packets"] < 1.5 * run.K_PACKETS, r[
+        "mean_queue_packets"
+    ]
 
 
 def test_clos_per_flow_ecmp_reaches_the_max_min_share_of_its_paths():
@@ -45,7 +47,7 @@ def test_clos_per_flow_ecmp_reaches_the_max_min_share_of_its_paths():
     fair = run.max_min(pairs, paths, hosts=2)
     assert paths[0][0] == paths[1][0] and paths[2][0] != paths[3][0], paths
     assert abs(sum(r["flows"]) - sum(fair)) < 0.01 * sum(fair), (r["flows"], fair)
-    for got, want in zip(r["flows"], fair):
+    for got, want in zip(r["flows"], fair, strict=True):
         assert abs(got - want) < 0.08 * want, (r["flows"], fair)
 
 

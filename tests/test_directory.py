@@ -9,10 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from clos import directory
 from clos.cli import app
+from typer.testing import CliRunner
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("CLOS_REQUIRE_ETCD"))
 
@@ -60,7 +59,8 @@ def test_up_starts_a_cluster_that_answers_then_stops(runner: CliRunner, tmp_path
     service_or_skip()
     folder = tmp_path / "cluster"
     result = runner.invoke(
-        app, ["directory", "up", "--etcd", "1", "--servers", "2", "--dir", str(folder), "--for", "1s"]
+        app,
+        ["directory", "up", "--etcd", "1", "--servers", "2", "--dir", str(folder), "--for", "1s"],
     )
     assert result.exit_code == 0, result.output
     assert "directory system up on loopback" in result.stdout
@@ -69,7 +69,9 @@ def test_up_starts_a_cluster_that_answers_then_stops(runner: CliRunner, tmp_path
     assert configs == ["ds0.toml", "ds1.toml"]
     events = [json.loads(line) for line in (folder / "ds0.log").read_text().splitlines()]
     messages = {event["message"] for event in events}
-    assert {"listening", "synchronised with the store"} <= messages, "structured logs, one JSON a line"
+    assert {"listening", "synchronised with the store"} <= messages, (
+        "structured logs, one JSON a line"
+    )
 
 
 def test_bench_reports_latency_percentiles_per_offered_rate(runner: CliRunner, tmp_path: Path):

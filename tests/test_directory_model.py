@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import clos
+import pytest
 from clos import key_numbers
 from clos.cli import app
 from clos.scenario import Scenario
+from typer.testing import CliRunner
 
 # Hosts that exchange with the VM (AA 0) in vm-migration.toml, and the peers among themselves.
 PEERS = {1, 21, 41, 61}
@@ -105,12 +104,18 @@ def test_lookups_and_cache_hits_on_a_tiny_fabric(tiny: Path):
 @pytest.mark.parametrize(
     ("assignment", "message"),
     [
-        ('directory.migrations=[{at = "1ms", aa = 9, to = 1}]',
-         "directory.migrations[0].aa: host 9 does not exist; the fabric has hosts 0-3"),
-        ('directory.migrations=[{at = "1ms", aa = 0, to = 1}]',
-         "directory.migrations[0].to: host 1 is under tor0, where AA 0 already is"),
-        ('directory.migrations=[{at = "1ms", aa = 0, to = "tor1"}, {at = "1ms", aa = 0, to = 0}]',
-         "directory.migrations[1].at: 1ms is not after AA 0's previous move"),
+        (
+            'directory.migrations=[{at = "1ms", aa = 9, to = 1}]',
+            "directory.migrations[0].aa: host 9 does not exist; the fabric has hosts 0-3",
+        ),
+        (
+            'directory.migrations=[{at = "1ms", aa = 0, to = 1}]',
+            "directory.migrations[0].to: host 1 is under tor0, where AA 0 already is",
+        ),
+        (
+            'directory.migrations=[{at = "1ms", aa = 0, to = "tor1"}, {at = "1ms", aa = 0, to = 0}]',
+            "directory.migrations[1].at: 1ms is not after AA 0's previous move",
+        ),
         ("directory.lookup_latency=fast", "directory.lookup_latency: `fast` does not start"),
         ("directory.cache_ttl=0", "directory.cache_ttl: must be positive"),
     ],

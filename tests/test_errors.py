@@ -4,9 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from clos.cli import app
+from typer.testing import CliRunner
 
 
 def fails_cleanly(runner: CliRunner, args: list[str]) -> str:
@@ -70,7 +69,11 @@ def test_values_too_large_to_hold_are_refused(
     ("overrides", "field", "says"),
     [
         (["workload.class=1"], "workload.class", "switch.classes is not set"),
-        (["switch.classes=[{weight = 2}]", "workload.class=3"], "workload.class", "switch.classes has 1 (0 to 0)"),
+        (
+            ["switch.classes=[{weight = 2}]", "workload.class=3"],
+            "workload.class",
+            "switch.classes has 1 (0 to 0)",
+        ),
         (["switch.classes=[{weight = 0}]"], "switch.classes[0].weight", "must be in 1..=1000"),
         (["switch.quantum=1500B"], "switch.quantum", "give switch.classes too"),
     ],
@@ -144,7 +147,12 @@ def test_non_finite_numbers_are_named(runner: CliRunner, tiny: Path, value: str)
     ids=["parent", "absolute", "dot-dot", "nul"],
 )
 def test_the_results_folder_never_leaves_results(
-    runner: CliRunner, tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, folder: str
+    runner: CliRunner,
+    tiny: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    folder: str,
 ):
     """A scenario's name picks its folder under results/ only through a safe slug: a file received
     from someone else cannot write outside it (issue 39, item 3)."""
@@ -158,7 +166,9 @@ def test_the_results_folder_never_leaves_results(
     assert written == {Path("work", "results", folder, "summary.json")}
 
 
-def test_an_unwritable_output_folder_fails_before_simulating(runner: CliRunner, tiny: Path, tmp_path: Path):
+def test_an_unwritable_output_folder_fails_before_simulating(
+    runner: CliRunner, tiny: Path, tmp_path: Path
+):
     blocker = tmp_path / "file"
     blocker.write_text("")
     error = fails_cleanly(runner, ["run", str(tiny), "--out", str(blocker / "results")])
@@ -168,8 +178,16 @@ def test_an_unwritable_output_folder_fails_before_simulating(runner: CliRunner, 
 @pytest.mark.parametrize(
     ("old", "new", "says"),
     [
-        ('kind = "permutation"\nbytes = "200KB"', 'kind = "flows"\nfile = "nowhere.csv"', "nowhere.csv"),
-        ('kind = "permutation"\nbytes = "200KB"', 'kind = "permutation"\nbytes = "200KB"\nhosts = [0, "2-99999"]', "host 4 does not exist"),
+        (
+            'kind = "permutation"\nbytes = "200KB"',
+            'kind = "flows"\nfile = "nowhere.csv"',
+            "nowhere.csv",
+        ),
+        (
+            'kind = "permutation"\nbytes = "200KB"',
+            'kind = "permutation"\nbytes = "200KB"\nhosts = [0, "2-99999"]',
+            "host 4 does not exist",
+        ),
         (
             'kind = "permutation"\nbytes = "200KB"',
             'kind = "incast"\nbytes = "10KB"\nrequesters = 1\nfan_in = 9',

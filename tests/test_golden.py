@@ -16,9 +16,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import clos
+import pytest
 from clos.scenario import Scenario, bundled_names
 from clos.schemes import schemes
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import clos
+import pytest
 from clos import _core, build_info, extras
 from clos.cli import app
 from clos.experiments import experiments_root
 from clos.sweep import SweepSpec, bundled_spec_names
+from typer.testing import CliRunner
 
 PACKAGE = Path(clos.__file__).parent
 
@@ -22,7 +21,9 @@ PACKAGE = Path(clos.__file__).parent
 def test_version_names_the_version_and_a_commit():
     out = CliRunner().invoke(app, ["--version"]).stdout
     # A checkout's commit: 12 hex digits, perhaps "-dirty"; the core's own when it differs.
-    assert re.fullmatch(rf"clos {re.escape(_core.version())} \(commit [0-9a-f]{{12}}(-dirty)?.*\)\n", out), out
+    assert re.fullmatch(
+        rf"clos {re.escape(_core.version())} \(commit [0-9a-f]{{12}}(-dirty)?.*\)\n", out
+    ), out
     assert _core.commit() != "" and build_info.checkout_commit() is not None
 
 
@@ -31,7 +32,9 @@ def test_a_missing_extra_is_one_line_naming_its_install_command(monkeypatch, tmp
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'clos[plots]'" in lines[0] and "clos report" in lines[0], lines
+    assert (
+        len(lines) == 1 and "pip install 'clos[plots]'" in lines[0] and "clos report" in lines[0]
+    ), lines
     with pytest.raises(extras.MissingExtra, match=r"clos\[dask\]"):
         extras.require("dask", "a Dask scheduler")
 
@@ -39,10 +42,16 @@ def test_a_missing_extra_is_one_line_naming_its_install_command(monkeypatch, tmp
 def test_every_extra_is_declared_in_pyproject():
     import tomllib
 
-    declared = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    declared = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     for extra, (module, _) in extras.EXTRAS.items():
-        assert extra in declared and any(module in requirement for requirement in declared[extra]), extra
-    required = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text())["project"]["dependencies"]
+        assert extra in declared and any(
+            module in requirement for requirement in declared[extra]
+        ), extra
+    required = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text())["project"][
+        "dependencies"
+    ]
     assert not any("pyarrow" in r for r in required + declared["all"]), "pyarrow is unused"
 
 

@@ -4,9 +4,8 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
-
 import clos
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -10,18 +10,17 @@ import json
 import re
 from pathlib import Path
 
+import clos
 import numpy as np
 import polars as pl
 import pytest
-from matplotlib import image
-from typer.testing import CliRunner
-
-import clos
 from clos.cli import app
 from clos.compare import key_numbers_table, load_runs, run_labels, write_comparison
 from clos.report import write_report
 from clos.run_folder import load_run
 from clos.scenario import Scenario, bundled_names
+from matplotlib import image
+from typer.testing import CliRunner
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PS = 10**12
@@ -35,49 +34,146 @@ def stats(mean: float, p99: float) -> dict:
 
 def summary(name: str, fct_p99: float, efficiency: float) -> dict:
     bucket_stats = [
-        ("<10KB", 0, 10_000, 3.0), ("10KB-1MB", 10_000, 10**6, 2.0), (">1MB", 10**6, None, 1.5)
+        ("<10KB", 0, 10_000, 3.0),
+        ("10KB-1MB", 10_000, 10**6, 2.0),
+        (">1MB", 10**6, None, 1.5),
     ]
     buckets = [
-        {"label": label, "min_bytes": lo, "max_bytes": hi, "count": 10, "finished": 10,
-         "fct_s": stats(1e-4 * k, fct_p99), "slowdown": stats(k, 4 * k)}
+        {
+            "label": label,
+            "min_bytes": lo,
+            "max_bytes": hi,
+            "count": 10,
+            "finished": 10,
+            "fct_s": stats(1e-4 * k, fct_p99),
+            "slowdown": stats(k, 4 * k),
+        }
         for label, lo, hi, k in bucket_stats
     ]
     # An empty bucket: its statistics are null, and the report must draw no bar for it.
-    buckets.append({"label": "huge", "min_bytes": 10**9, "max_bytes": None, "count": 0,
-                    "finished": 0, "fct_s": None, "slowdown": None})
+    buckets.append(
+        {
+            "label": "huge",
+            "min_bytes": 10**9,
+            "max_bytes": None,
+            "count": 0,
+            "finished": 0,
+            "fct_s": None,
+            "slowdown": None,
+        }
+    )
     return {
         "scenario": {"name": name, "seed": 1},
-        "stats": {"events": 10_000_000, "events_per_sec": 7.3e6, "cpu_seconds": 1.37,
-                  "wall_seconds": 1.4, "peak_memory_bytes": 66_000_000, "simulated_seconds": 0.02},
+        "stats": {
+            "events": 10_000_000,
+            "events_per_sec": 7.3e6,
+            "cpu_seconds": 1.37,
+            "wall_seconds": 1.4,
+            "peak_memory_bytes": 66_000_000,
+            "simulated_seconds": 0.02,
+        },
         "packets": {"sent": 123_456, "delivered": 123_000, "dropped": 456, "in_flight": 0},
-        "flows": {"count": 40, "finished": 39, "fct_mean_s": 1e-3, "fct_p50_s": 5e-4,
-                  "fct_p99_s": fct_p99, "fct_p999_s": fct_p99 * 1.2, "fct_max_s": fct_p99 * 1.3,
-                  "retransmits": 12, "timeouts": 1, "with_dupacks": 3,
-                  "with_dupacks_fraction": 0.075, "with_over_3_dupacks": 1,
-                  "spurious_retransmits": 0},
-        "fct": {"short_max_bytes": 100_000, "long_min_bytes": 10_000_000, "buckets": buckets,
-                "short": buckets[0], "long": buckets[2], "all": buckets[1]},
-        "queueing": {"tiers": [
-            {"tier": tier, "hop": f"hop {i}", "packets": 1000, "drops": 10 * i,
-             "drop_fraction": 0.01 * i, "mean_s": 1e-6 * (i + 1), "p50_s": 1e-6,
-             "p99_s": 1e-5 * (i + 1), "p999_s": 2e-5, "max_s": 3e-5}
-            for i, tier in enumerate(TIERS)
-        ]},
-        "queues": {"interval_s": 1e-5, "samples": 400,
-                   "tiers": [{"tier": "tor_up", "mean_bytes": 1500, "p50_bytes": 0,
-                              "p99_bytes": 30000, "max_bytes": 60000}],
-                   "uplink_stdev": {"mean_bytes": 700, "p50_bytes": 0, "p99_bytes": 9000}},
-        "links": {"tiers": [{"tier": t, "links": 4, "utilisation_mean": 0.5,
-                             "utilisation_p50": 0.5, "utilisation_p99": 0.9,
-                             "utilisation_max": 0.95} for t in TIERS],
-                  "split_jain": {"tor_up": {"switches": 2, "bins": 10, "mean": 0.98,
-                                            "min": 0.7, "p1": 0.8, "p50": 0.99}}},
-        "services": [{"name": "web", "flows": 20, "finished": 20, "delivered_bytes": 10**7,
-                      "goodput_bps": 4e9},
-                     {"name": "storage", "flows": 20, "finished": 19, "delivered_bytes": 10**8,
-                      "goodput_bps": 6e9}],
-        "goodput": {"completion_time_s": 0.02, "delivered_bytes": 11 * 10**7, "aggregate_bps": 1e10,
-                    "ideal_bps": 1.2e10, "efficiency": efficiency, "jain": 0.97},
+        "flows": {
+            "count": 40,
+            "finished": 39,
+            "fct_mean_s": 1e-3,
+            "fct_p50_s": 5e-4,
+            "fct_p99_s": fct_p99,
+            "fct_p999_s": fct_p99 * 1.2,
+            "fct_max_s": fct_p99 * 1.3,
+            "retransmits": 12,
+            "timeouts": 1,
+            "with_dupacks": 3,
+            "with_dupacks_fraction": 0.075,
+            "with_over_3_dupacks": 1,
+            "spurious_retransmits": 0,
+        },
+        "fct": {
+            "short_max_bytes": 100_000,
+            "long_min_bytes": 10_000_000,
+            "buckets": buckets,
+            "short": buckets[0],
+            "long": buckets[2],
+            "all": buckets[1],
+        },
+        "queueing": {
+            "tiers": [
+                {
+                    "tier": tier,
+                    "hop": f"hop {i}",
+                    "packets": 1000,
+                    "drops": 10 * i,
+                    "drop_fraction": 0.01 * i,
+                    "mean_s": 1e-6 * (i + 1),
+                    "p50_s": 1e-6,
+                    "p99_s": 1e-5 * (i + 1),
+                    "p999_s": 2e-5,
+                    "max_s": 3e-5,
+                }
+                for i, tier in enumerate(TIERS)
+            ]
+        },
+        "queues": {
+            "interval_s": 1e-5,
+            "samples": 400,
+            "tiers": [
+                {
+                    "tier": "tor_up",
+                    "mean_bytes": 1500,
+                    "p50_bytes": 0,
+                    "p99_bytes": 30000,
+                    "max_bytes": 60000,
+                }
+            ],
+            "uplink_stdev": {"mean_bytes": 700, "p50_bytes": 0, "p99_bytes": 9000},
+        },
+        "links": {
+            "tiers": [
+                {
+                    "tier": t,
+                    "links": 4,
+                    "utilisation_mean": 0.5,
+                    "utilisation_p50": 0.5,
+                    "utilisation_p99": 0.9,
+                    "utilisation_max": 0.95,
+                }
+                for t in TIERS
+            ],
+            "split_jain": {
+                "tor_up": {
+                    "switches": 2,
+                    "bins": 10,
+                    "mean": 0.98,
+                    "min": 0.7,
+                    "p1": 0.8,
+                    "p50": 0.99,
+                }
+            },
+        },
+        "services": [
+            {
+                "name": "web",
+                "flows": 20,
+                "finished": 20,
+                "delivered_bytes": 10**7,
+                "goodput_bps": 4e9,
+            },
+            {
+                "name": "storage",
+                "flows": 20,
+                "finished": 19,
+                "delivered_bytes": 10**8,
+                "goodput_bps": 6e9,
+            },
+        ],
+        "goodput": {
+            "completion_time_s": 0.02,
+            "delivered_bytes": 11 * 10**7,
+            "aggregate_bps": 1e10,
+            "ideal_bps": 1.2e10,
+            "efficiency": efficiency,
+            "jain": 0.97,
+        },
         "load_balancer": {"scheme": "ecmp", "salted": True},
         "workload": {"kind": "permutation", "bytes": 200000},
     }
@@ -85,22 +181,30 @@ def summary(name: str, fct_p99: float, efficiency: float) -> dict:
 
 def links_table() -> pl.DataFrame:
     """Two ToRs with two uplinks each, plus one link of every other tier."""
-    rows = [(0, "tor0", "agg0", "tor_up"), (1, "tor0", "agg1", "tor_up"),
-            (2, "tor1", "agg0", "tor_up"), (3, "tor1", "agg1", "tor_up")]
+    rows = [
+        (0, "tor0", "agg0", "tor_up"),
+        (1, "tor0", "agg1", "tor_up"),
+        (2, "tor1", "agg0", "tor_up"),
+        (3, "tor1", "agg1", "tor_up"),
+    ]
     rows += [(4 + i, f"{t}-src", f"{t}-dst", t) for i, t in enumerate(TIERS) if t != "tor_up"]
     n = len(rows)
     rng = np.random.default_rng(1)
-    return pl.DataFrame({
-        "id": pl.Series([r[0] for r in rows], dtype=pl.UInt32),
-        "src": [r[1] for r in rows], "dst": [r[2] for r in rows], "tier": [r[3] for r in rows],
-        "rate_bps": pl.Series([10**10] * n, dtype=pl.UInt64),
-        "bytes": pl.Series(rng.integers(10**5, 10**7, n), dtype=pl.UInt64),
-        "packets": pl.Series(rng.integers(100, 10**4, n), dtype=pl.UInt64),
-        "drops": pl.Series(rng.integers(0, 10, n), dtype=pl.UInt64),
-        "ecn_marks": pl.Series([0] * n, dtype=pl.UInt64),
-        "queueing_ps": pl.Series(rng.integers(0, 10**9, n), dtype=pl.UInt64),
-        "utilisation": rng.uniform(0, 1, n),
-    })
+    return pl.DataFrame(
+        {
+            "id": pl.Series([r[0] for r in rows], dtype=pl.UInt32),
+            "src": [r[1] for r in rows],
+            "dst": [r[2] for r in rows],
+            "tier": [r[3] for r in rows],
+            "rate_bps": pl.Series([10**10] * n, dtype=pl.UInt64),
+            "bytes": pl.Series(rng.integers(10**5, 10**7, n), dtype=pl.UInt64),
+            "packets": pl.Series(rng.integers(100, 10**4, n), dtype=pl.UInt64),
+            "drops": pl.Series(rng.integers(0, 10, n), dtype=pl.UInt64),
+            "ecn_marks": pl.Series([0] * n, dtype=pl.UInt64),
+            "queueing_ps": pl.Series(rng.integers(0, 10**9, n), dtype=pl.UInt64),
+            "utilisation": rng.uniform(0, 1, n),
+        }
+    )
 
 
 def flows_table(scale: float) -> pl.DataFrame:
@@ -111,50 +215,83 @@ def flows_table(scale: float) -> pl.DataFrame:
     finished = np.arange(n) != 0  # one unfinished flow: fct 0, slowdown NaN
     ideal = (size * 8 / 1e10 * PS).astype(np.int64) + 1
     u64 = pl.UInt64
-    return pl.DataFrame({
-        "id": pl.Series(range(n), dtype=pl.UInt32),
-        "src": pl.Series(rng.integers(0, 8, n), dtype=pl.UInt32),
-        "dst": pl.Series(rng.integers(0, 8, n), dtype=pl.UInt32),
-        "service": ["web" if i % 2 else "storage" for i in range(n)],
-        "bytes": pl.Series(size, dtype=u64),
-        "delivered": pl.Series(np.where(finished, size, size // 2), dtype=u64),
-        "start_ps": pl.Series([0] * n, dtype=u64),
-        "end_ps": pl.Series(np.where(finished, fct, 0), dtype=u64),
-        "finished": finished,
-        "fct_ps": pl.Series(np.where(finished, fct, 0), dtype=u64),
-        "ideal_fct_ps": pl.Series(ideal, dtype=u64),
-        "slowdown": np.where(finished, fct / ideal, np.nan),
-        **{c: pl.Series([0] * n, dtype=u64)
-           for c in ("retransmits", "timeouts", "dupacks", "out_of_order")},
-    })
+    return pl.DataFrame(
+        {
+            "id": pl.Series(range(n), dtype=pl.UInt32),
+            "src": pl.Series(rng.integers(0, 8, n), dtype=pl.UInt32),
+            "dst": pl.Series(rng.integers(0, 8, n), dtype=pl.UInt32),
+            "service": ["web" if i % 2 else "storage" for i in range(n)],
+            "bytes": pl.Series(size, dtype=u64),
+            "delivered": pl.Series(np.where(finished, size, size // 2), dtype=u64),
+            "start_ps": pl.Series([0] * n, dtype=u64),
+            "end_ps": pl.Series(np.where(finished, fct, 0), dtype=u64),
+            "finished": finished,
+            "fct_ps": pl.Series(np.where(finished, fct, 0), dtype=u64),
+            "ideal_fct_ps": pl.Series(ideal, dtype=u64),
+            "slowdown": np.where(finished, fct / ideal, np.nan),
+            **{
+                c: pl.Series([0] * n, dtype=u64)
+                for c in ("retransmits", "timeouts", "dupacks", "out_of_order")
+            },
+        }
+    )
 
 
 def timeseries_table(scale: float = 1.0) -> pl.DataFrame:
     bins = [i * 10**9 for i in range(20)]  # 1 ms bins
     rng = np.random.default_rng(int(scale * 100))
-    rows = [(b, s, int(rate / 8 / 1e3), rate) for b in bins for s in ("web", "storage")
-            for rate in [float(rng.uniform(1e9, 5e9) / scale)]]
-    return pl.DataFrame(rows, schema={"bin_start_ps": pl.UInt64, "service": pl.String,
-                                      "bytes": pl.UInt64, "goodput_bps": pl.Float64}, orient="row")
+    rows = [
+        (b, s, int(rate / 8 / 1e3), rate)
+        for b in bins
+        for s in ("web", "storage")
+        for rate in [float(rng.uniform(1e9, 5e9) / scale)]
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "bin_start_ps": pl.UInt64,
+            "service": pl.String,
+            "bytes": pl.UInt64,
+            "goodput_bps": pl.Float64,
+        },
+        orient="row",
+    )
 
 
 def queues_table() -> pl.DataFrame:
     rng = np.random.default_rng(3)
     rows = [(t * 10**7, link, int(rng.integers(0, 60_000))) for t in range(50) for link in range(4)]
-    return pl.DataFrame(rows, schema={"time_ps": pl.UInt64, "link": pl.UInt32, "bytes": pl.UInt32},
-                        orient="row")
+    return pl.DataFrame(
+        rows, schema={"time_ps": pl.UInt64, "link": pl.UInt32, "bytes": pl.UInt32}, orient="row"
+    )
 
 
 def link_timeseries_table() -> pl.DataFrame:
     rng = np.random.default_rng(4)
-    rows = [(b * 10**9, link, int(rng.integers(0, 10**6)), float(rng.uniform()))
-            for b in range(20) for link in range(10)]
-    return pl.DataFrame(rows, schema={"bin_start_ps": pl.UInt64, "link": pl.UInt32,
-                                      "bytes": pl.UInt64, "utilisation": pl.Float64}, orient="row")
+    rows = [
+        (b * 10**9, link, int(rng.integers(0, 10**6)), float(rng.uniform()))
+        for b in range(20)
+        for link in range(10)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "bin_start_ps": pl.UInt64,
+            "link": pl.UInt32,
+            "bytes": pl.UInt64,
+            "utilisation": pl.Float64,
+        },
+        orient="row",
+    )
 
 
-def write_results(folder: Path, name: str = "tiny", fct_p99: float = 2e-3,
-                  efficiency: float = 0.9, scale: float = 1.0) -> Path:
+def write_results(
+    folder: Path,
+    name: str = "tiny",
+    fct_p99: float = 2e-3,
+    efficiency: float = 0.9,
+    scale: float = 1.0,
+) -> Path:
     folder.mkdir(parents=True)
     (folder / "summary.json").write_text(json.dumps(summary(name, fct_p99, efficiency), indent=2))
     flows_table(scale).write_parquet(folder / "flows.parquet")
@@ -189,8 +326,13 @@ def test_report_references_only_real_non_blank_pngs(results: Path):
     shown = images(html)
     names = {path.name for path in shown}
     assert names == {
-        "fct_cdf.png", "slowdown_by_bucket.png", "goodput_over_time.png", "per_hop_queueing.png",
-        "queue_length_cdf.png", "utilisation_cdf.png", "split_fairness.png",
+        "fct_cdf.png",
+        "slowdown_by_bucket.png",
+        "goodput_over_time.png",
+        "per_hop_queueing.png",
+        "queue_length_cdf.png",
+        "utilisation_cdf.png",
+        "split_fairness.png",
     }
     for path in shown:
         assert path.parent == results / "plots"  # relative paths: the page travels with plots/
@@ -201,8 +343,18 @@ def test_report_references_only_real_non_blank_pngs(results: Path):
 def test_report_shows_the_key_numbers(results: Path):
     text = write_report(results).read_text()
     assert "clos report: tiny" in text
-    for number in ("39", "2.000 ms", "2.400 ms", "90.0 %", "0.97", "123,456", "456",
-                   "7.30 M/s", "1.370 s", "66.0 MB"):
+    for number in (
+        "39",
+        "2.000 ms",
+        "2.400 ms",
+        "90.0 %",
+        "0.97",
+        "123,456",
+        "456",
+        "7.30 M/s",
+        "1.370 s",
+        "66.0 MB",
+    ):
         assert f"<td>{number}</td>" in text, number
 
 
@@ -239,8 +391,9 @@ def test_empty_optional_tables_and_a_bare_summary(tmp_path: Path):
     # Older results: a summary with sections absent or null and no tables at all.
     bare = tmp_path / "bare"
     bare.mkdir()
-    (bare / "summary.json").write_text(json.dumps({"flows": {"count": 3, "fct_p99_s": None},
-                                                   "queues": None}))
+    (bare / "summary.json").write_text(
+        json.dumps({"flows": {"count": 3, "fct_p99_s": None}, "queues": None})
+    )
     text = write_report(bare).read_text()
     assert images(bare / "report.html") == []
     assert text.count("not plotted") == 7
@@ -249,8 +402,10 @@ def test_empty_optional_tables_and_a_bare_summary(tmp_path: Path):
 
 def test_results_from_before_the_timeseries_table(results: Path):
     (results / "timeseries.parquet").unlink()
-    legacy = pl.DataFrame({"bin_start_ps": [0, 10**9, 2 * 10**9], "bytes": [10**5, 2 * 10**5, 0]},
-                          schema={"bin_start_ps": pl.UInt64, "bytes": pl.UInt64})
+    legacy = pl.DataFrame(
+        {"bin_start_ps": [0, 10**9, 2 * 10**9], "bytes": [10**5, 2 * 10**5, 0]},
+        schema={"bin_start_ps": pl.UInt64, "bytes": pl.UInt64},
+    )
     legacy.write_parquet(results / "goodput.parquet")
     series = load_run(results).timeseries
     assert series["service"].to_list() == ["all"] * 3
@@ -343,7 +498,12 @@ def test_report_renders_for_every_bundled_scenario(name: str, tmp_path: Path):
     folder = results.save(tmp_path / name)
     html = write_report(folder)
     shown = images(html)
-    expected = {"per_hop_queueing.png", "queue_length_cdf.png", "goodput_over_time.png", "utilisation_cdf.png"}
+    expected = {
+        "per_hop_queueing.png",
+        "queue_length_cdf.png",
+        "goodput_over_time.png",
+        "utilisation_cdf.png",
+    }
     if results.summary["flows"]["finished"]:  # the VL2 shuffle's 500 MB flows need > 2 ms
         expected.add("fct_cdf.png")
     assert expected <= {p.name for p in shown}

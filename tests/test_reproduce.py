@@ -6,14 +6,13 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import clos
+import pytest
 from clos.batch import RunRecord
 from clos.cli import app
 from clos.experiments import SCALES, experiments_root, load_paper, load_papers
 from clos.reproduce import judge, passed, select
+from typer.testing import CliRunner
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "clos" / "data" / "experiments"
 
@@ -107,10 +106,11 @@ def test_a_known_deviation_is_reported_but_does_not_fail(tmp_path: Path, tiny: P
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
-def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(tmp_path: Path, tiny: Path, width: int):
-    from rich.console import Console
-
+def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(
+    tmp_path: Path, tiny: Path, width: int
+):
     from clos.reproduce_report import verdict_table
+    from rich.console import Console
 
     claims = RATIO + 'known_deviation = "' + "a long explanation " * 20 + '"\n'
     verdicts = verdicts_for(tmp_path, tiny, claims, 1.0, 0.4)
@@ -133,7 +133,9 @@ def test_goodput_between_reads_a_window_of_the_time_series(tmp_path: Path, tiny:
     series = results.timeseries
     by_hand = series.filter(series["bin_start_ps"] >= 1_000_000_000)["bytes"].sum() * 8 / 3e-3
     assert goodput_between(run, 0.25, 1) == pytest.approx(by_hand, rel=1e-12)
-    assert goodput_between(run, 0, 1) * 4 == pytest.approx(goodput_between(run, 0, 0.25) + 3 * by_hand)
+    assert goodput_between(run, 0, 1) * 4 == pytest.approx(
+        goodput_between(run, 0, 0.25) + 3 * by_hand
+    )
 
 
 def test_only_names_unknown_claims(tmp_path: Path, tiny: Path):

@@ -2,11 +2,10 @@
 
 from pathlib import Path
 
-import pytest
-from polars.testing import assert_frame_equal
-
 import clos
+import pytest
 from clos.results import TABLES
+from polars.testing import assert_frame_equal
 
 
 def test_save_load_round_trip(tiny: Path, tmp_path: Path):
@@ -21,7 +20,7 @@ def test_save_load_round_trip(tiny: Path, tmp_path: Path):
 
 
 def test_load_from_a_folder_without_results(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="missing flows.parquet, links.parquet"):
+    with pytest.raises(FileNotFoundError, match=r"missing flows\.parquet, links\.parquet"):
         clos.load_results(tmp_path)
 
 

@@ -10,11 +10,16 @@ HEADER = "paper,claim,where,paper_value,ours,ratio,verdict,note\n"
 
 def test_paper_values_sit_beside_small_ones_and_missing_ones_say_so(tmp_path: Path):
     small = tmp_path / "small.csv"
-    small.write_text(HEADER + "plts,a,§IV,1.5,1.47,0.98,matches,\nvl2,b,§5.1,0.94,0.93,0.99,matches,\n")
+    small.write_text(
+        HEADER + "plts,a,§IV,1.5,1.47,0.98,matches,\nvl2,b,§5.1,0.94,0.93,0.99,matches,\n"
+    )
     paper = tmp_path / "paper.csv"
     paper.write_text(HEADER + "plts,a,§IV,1.5,1.43,0.95,matches,\n")
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), str(small), str(paper)], capture_output=True, text=True, check=True
+        [sys.executable, str(SCRIPT), str(small), str(paper)],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     assert out[2] == "| plts/a | 1.5 | 1.47 | 1.43 | matches |"
     assert out[3] == "| vl2/b | 0.94 | 0.93 | not run | |"

@@ -2,13 +2,12 @@
 
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 import clos
+import pytest
 from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
 from clos.cli import app
 from clos.scenario import BUNDLED, apply_overrides, bundled_names, parse_value
+from typer.testing import CliRunner
 
 BUNDLED_FILES = (
     sorted(BUNDLED.glob("*.toml")) + sorted(BENCH.glob("*.toml")) + sorted(SCALING.glob("*.toml"))
@@ -61,9 +60,11 @@ def test_overrides_index_arrays_of_tables_and_name_the_range_when_out_of_it():
     table = {"workload": {"services": [{"name": "a"}, {"name": "b"}]}}
     overridden = apply_overrides(table, ["workload.services.1.start=60ms"])
     assert overridden["workload"]["services"] == [{"name": "a"}, {"name": "b", "start": "60ms"}]
-    with pytest.raises(clos.ScenarioError, match=r"array of 2 tables; name one by its index, 0 to 1"):
+    with pytest.raises(
+        clos.ScenarioError, match=r"array of 2 tables; name one by its index, 0 to 1"
+    ):
         apply_overrides(table, ["workload.services.2.start=1ms"])
-    with pytest.raises(clos.ScenarioError, match="workload.services.0.name is a value"):
+    with pytest.raises(clos.ScenarioError, match=r"workload\.services\.0\.name is a value"):
         apply_overrides(table, ["workload.services.0.name.x=1"])
     with pytest.raises(clos.ScenarioError, match="failures is not in the scenario"):
         apply_overrides(table, ["failures.0.at=1ms"])

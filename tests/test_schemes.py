@@ -1,14 +1,24 @@
 """`clos schemes`: every scheme the core implements, with its parameters and defaults."""
 
-from typer.testing import CliRunner
-
 from clos.cli import app
 from clos.schemes import schemes
+from typer.testing import CliRunner
 
 # The schemes issue 4 requires: the seeds' systems and the peers they compare against.
 REQUIRED = {
-    "ecmp", "vlb", "spray-rr", "spray-random", "spray-counter", "drill", "drill-flow",
-    "localflow", "localflow-ns", "presto", "letflow", "conga", "wcmp",
+    "ecmp",
+    "vlb",
+    "spray-rr",
+    "spray-random",
+    "spray-counter",
+    "drill",
+    "drill-flow",
+    "localflow",
+    "localflow-ns",
+    "presto",
+    "letflow",
+    "conga",
+    "wcmp",
 }
 
 
@@ -16,7 +26,13 @@ def test_every_required_scheme_is_listed_with_its_parameters():
     by_name = {s.name: s for s in schemes()}
     assert REQUIRED <= set(by_name)
     drill = {p.name: p.default for p in by_name["drill"].params}
-    assert drill == {"d": "2", "m": "1", "engines": "1", "entering": "100ns", "decompose": "true"}, (
+    assert drill == {
+        "d": "2",
+        "m": "1",
+        "engines": "1",
+        "entering": "100ns",
+        "decompose": "true",
+    }, (
         "DRILL(2,1), single engine (DRILL §4), packets invisible for a pipeline delay, §3.4's decomposition on"
     )
     assert {p.name for p in by_name["presto"].params} == {"flowcell", "weighted"}

@@ -15,13 +15,10 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import clos
 import dask
 import polars as pl
 import pytest
-from distributed import LocalCluster
-from typer.testing import CliRunner
-
-import clos
 from clos import executors
 from clos.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table
 from clos.cli import app
@@ -29,6 +26,8 @@ from clos.results import FILES, SUMMARY
 from clos.run_cache import scenario_key
 from clos.scenario import Scenario
 from clos.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
+from distributed import LocalCluster
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "python" / "clos" / "data" / "sweeps" / "ecmp-vs-drill.toml"
@@ -439,7 +438,9 @@ def test_documented_commands_use_real_options():
     for command in commands:
         words = shlex.split(command, comments=True)
         spec = words[2]
-        assert Path(ROOT, spec).is_file() or spec.endswith(".toml") or spec in bundled_spec_names(), command
+        assert (
+            Path(ROOT, spec).is_file() or spec.endswith(".toml") or spec in bundled_spec_names()
+        ), command
         for word in words:
             if word.startswith("-"):
                 assert word.split("=")[0] in help_text, f"{word} in: {command}"

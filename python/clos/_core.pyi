@@ -1,5 +1,6 @@
 """Types of the Rust extension, as agreed in docs/interface.md."""
 
+from collections.abc import Callable
 from typing import TypedDict
 
 import numpy as np
@@ -7,8 +8,6 @@ import numpy.typing as npt
 
 class ScenarioError(ValueError):
     """A scenario the core rejects; the message names the dotted field and the fix."""
-
-from collections.abc import Callable
 
 class FlowColumns(TypedDict):
     id: npt.NDArray[np.uint32]

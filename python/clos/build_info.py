@@ -18,7 +18,11 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 def _git(*args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "-C", str(CHECKOUT), *args], capture_output=True, text=True, timeout=5, check=False
+            ["git", "-C", str(CHECKOUT), *args],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None

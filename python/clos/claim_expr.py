@@ -98,10 +98,17 @@ def rate_spread(run: Node, service_name: str | None = None) -> float:
         raise Missing(f"{run.path}: no flows")
     # A flow's life ends at its completion, or at the end of the run for one still running.
     end = run.attr("stats").attr("simulated_seconds") * 1e12
-    rates = flows.select(
-        pl.col("delivered").cast(pl.Float64)
-        / (pl.when(pl.col("finished")).then(pl.col("end_ps")).otherwise(end) - pl.col("start_ps"))
-    ).to_series().to_list()
+    rates = (
+        flows.select(
+            pl.col("delivered").cast(pl.Float64)
+            / (
+                pl.when(pl.col("finished")).then(pl.col("end_ps")).otherwise(end)
+                - pl.col("start_ps")
+            )
+        )
+        .to_series()
+        .to_list()
+    )
     if min(rates) <= 0:
         raise Missing(f"{run.path}: a flow delivered nothing")
     return max(rates) / min(rates)

@@ -365,14 +365,20 @@ def reproduce(
     ] = "small",
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", metavar="CLAIM", help="Only this claim (repeatable), and only the runs it reads."),
+        typer.Option(
+            "--only",
+            metavar="CLAIM",
+            help="Only this claim (repeatable), and only the runs it reads.",
+        ),
     ] = None,
     list_claims: Annotated[
         bool, typer.Option("--list", help="List the claims and exit, running nothing.")
     ] = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Folder for runs, claims.csv and reproduce.html.", show_default=False),
+        typer.Option(
+            "--out", help="Folder for runs, claims.csv and reproduce.html.", show_default=False
+        ),
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", help="Local processes (default: every core).")
@@ -383,7 +389,9 @@ def reproduce(
     ] = None,
     experiments: Annotated[
         Path | None,
-        typer.Option("--experiments", help="Experiments folder (default: the ones bundled with clos)."),
+        typer.Option(
+            "--experiments", help="Experiments folder (default: the ones bundled with clos)."
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -391,7 +399,7 @@ def reproduce(
 
     Exits 1 if a claim's qualitative statement no longer holds (a result flipped)."""
     from clos.experiments import experiments_root, load_papers
-    from clos.reproduce import needed_runs, passed, run_experiments, judge, select
+    from clos.reproduce import judge, needed_runs, passed, run_experiments, select
     from clos.reproduce_report import verdict_table, write_report
 
     with reported_errors():

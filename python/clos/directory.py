@@ -40,7 +40,9 @@ def binary() -> Path:
     if explicit:
         path = Path(explicit)
         if not path.is_file():
-            raise DirectoryError(f"CLOS_DIRECTORY_BIN: {path} does not exist; unset it or {BUILD_HINT}")
+            raise DirectoryError(
+                f"CLOS_DIRECTORY_BIN: {path} does not exist; unset it or {BUILD_HINT}"
+            )
         return path
     root = Path(__file__).resolve().parents[2]
     target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))

@@ -55,7 +55,9 @@ class JobFailed(Exception):
 def simulate(scenario_json: str, keep_tables: bool) -> Outcome:
     """Run one scenario; what pool and Dask workers execute."""
     results = Results.from_core(dict(_core.run(scenario_json)))
-    return Outcome(_core.version(), build_digest(), results.summary, results if keep_tables else None)
+    return Outcome(
+        _core.version(), build_digest(), results.summary, results if keep_tables else None
+    )
 
 
 def default_workers() -> int:

@@ -136,13 +136,15 @@ def load_paper(path: Path) -> Paper:
         runs = {}
         for run, overrides in runs_table.items():
             if not run.isidentifier():
-                raise ScenarioError(f"{at}.runs.{run}: run names must be identifiers (a_b, not a-b)")
+                raise ScenarioError(
+                    f"{at}.runs.{run}: run names must be identifiers (a_b, not a-b)"
+                )
             runs[run] = _list_of_str(overrides, f"{at}.runs.{run}")
         plot = table.get("plot")
         if plot is not None and not (isinstance(plot, dict) and isinstance(plot.get("key"), str)):
-            raise ScenarioError(f"{at}.plot: expected {{key = \"summary.path\", label = ...}}")
+            raise ScenarioError(f'{at}.plot: expected {{key = "summary.path", label = ...}}')
         if plot is not None and not isinstance(plot.get("x", ""), str):
-            raise ScenarioError(f"{at}.plot.x: the x axis's label, a string such as \"load (%)\"")
+            raise ScenarioError(f'{at}.plot.x: the x axis\'s label, a string such as "load (%)"')
         experiments[name] = Experiment(key, name, scenario, scales, runs, plot)
     claims = []
     for i, table in enumerate(spec.get("claims") or []):

@@ -8,7 +8,10 @@ from importlib.util import find_spec
 
 # extra -> (the module that stands for it, what it adds)
 EXTRAS = {
-    "plots": ("matplotlib", "figures: clos report, the page of clos compare, reproduce.html's plots"),
+    "plots": (
+        "matplotlib",
+        "figures: clos report, the page of clos compare, reproduce.html's plots",
+    ),
     "dask": ("distributed", "sweeps and reproductions on a Dask cluster (--scheduler)"),
 }
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from html import escape
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 
 

@@ -81,9 +81,7 @@ def _tier_order(tiers: Sequence[str]) -> list[str]:
     return known + sorted(set(tiers) - set(known))
 
 
-def _grouped_bars(
-    axes: Axes, groups: Sequence[str], series: Mapping[str, Sequence[float]]
-) -> None:
+def _grouped_bars(axes: Axes, groups: Sequence[str], series: Mapping[str, Sequence[float]]) -> None:
     """One cluster of bars per group, one bar per series; NaN draws no bar."""
     width = 0.8 / max(len(series), 1)
     positions = np.arange(len(groups))
@@ -248,8 +246,9 @@ def queue_length_cdf(run: SavedRun, path: Path) -> Plot:
         kb = stdevs.filter(pl.col("tier") == tier)["stdev"].to_numpy() / 1e3
         _draw_cdf(spread, kb, tier)
     if stdevs.is_empty():
-        spread.text(0.5, 0.5, "no switch with two sampled uplinks", ha="center",
-                    transform=spread.transAxes)
+        spread.text(
+            0.5, 0.5, "no switch with two sampled uplinks", ha="center", transform=spread.transAxes
+        )
     else:
         spread.legend(fontsize="small")
     spread.set_xlabel("stdev of uplink queue lengths (KB)")

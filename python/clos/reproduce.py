@@ -117,7 +117,9 @@ def run_experiments(
 
 
 def judge(
-    claims: Sequence[Claim], papers: dict[str, Paper], records: dict[tuple[str, str, str], RunRecord]
+    claims: Sequence[Claim],
+    papers: dict[str, Paper],
+    records: dict[tuple[str, str, str], RunRecord],
 ) -> list[Verdict]:
     names = {key: _names(paper, records) for key, paper in papers.items()}
     return [_judge(claim, names[claim.paper]) for claim in claims]
@@ -132,9 +134,7 @@ def _names(paper: Paper, records: dict[tuple[str, str, str], RunRecord]) -> dict
             record = records.get((paper.key, experiment.name, run))
             if record is None:
                 continue
-            tables = (
-                functools.partial(Results.load, record.folder) if record.folder else None
-            )
+            tables = functools.partial(Results.load, record.folder) if record.folder else None
             runs[run] = Node(record.summary, f"{experiment.name}.{run}", tables)
         names[experiment.name] = runs
     return names

@@ -63,7 +63,7 @@ def verdict_table(verdicts: Sequence[Verdict], title: str, width: int) -> Table:
     terminal (80 columns in CI logs) the numbers stay readable and only the words give way."""
     rows = verdict_rows(verdicts)
     # Paper texts such as "1.6x (1.5x in Fig. 9)" are cut to this; the page has them whole.
-    rows = [r[:2] + [_cut(r[2], 16)] + r[3:] for r in rows]
+    rows = [[*r[:2], _cut(r[2], 16), *r[3:]] for r in rows]
     widths = {name: max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(HEADER)}
     shown = ["claim", "paper", "ours", "ours/paper", "verdict"]
     # Each column costs its width plus 3 (padding and a border), and the table 1 more.
@@ -96,7 +96,9 @@ def _narrow_table(rows: list[list[str]], verdicts: Sequence[Verdict], title: str
     table.add_column("ours vs paper (ours/paper)", overflow="fold")
     for row, v in zip(rows, verdicts, strict=True):
         ratio = f" ({row[4]})" if row[4] != "-" else ""
-        table.add_row(Text(v.status, style=STYLES.get(v.status, "")), row[0], f"{row[3]} vs {row[2]}{ratio}")
+        table.add_row(
+            Text(v.status, style=STYLES.get(v.status, "")), row[0], f"{row[3]} vs {row[2]}{ratio}"
+        )
     return table
 
 
@@ -115,10 +117,21 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     with (out / "claims.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["paper", "claim", "where", "paper_value", "ours", "ratio", "verdict", "note"])
+        writer.writerow(
+            ["paper", "claim", "where", "paper_value", "ours", "ratio", "verdict", "note"]
+        )
         for v in verdicts:
             writer.writerow(
-                [v.claim.paper, v.claim.name, v.claim.section, v.claim.paper_value, v.ours, v.ratio, v.status, v.note]
+                [
+                    v.claim.paper,
+                    v.claim.name,
+                    v.claim.section,
+                    v.claim.paper_value,
+                    v.ours,
+                    v.ratio,
+                    v.status,
+                    v.note,
+                ]
             )
     html = out / "reproduce.html"
     body = [page.heading(f"clos reproduce: {scale} scale", 1)]
@@ -126,7 +139,9 @@ def write_report(
     shown = {(v.claim.paper, e) for v in verdicts for e in v.claim.experiments}
     if not extras.installed("plots"):
         shown = set()
-        body.append(page.paragraph("No plots: they need matplotlib, pip install 'clos[plots]'.", "note"))
+        body.append(
+            page.paragraph("No plots: they need matplotlib, pip install 'clos[plots]'.", "note")
+        )
     for key, paper in papers.items():
         for name, experiment in paper.experiments.items():
             if (key, name) not in shown or experiment.plot is None:

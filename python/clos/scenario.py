@@ -63,7 +63,7 @@ def _resolve_workload_paths(workload: dict[str, Any], folder: Path) -> None:
         value = workload.get(key)
         if isinstance(value, str) and (folder / value).is_file():
             workload[key] = str((folder / value).resolve())
-    parts = list(workload.get("services") or []) + [workload.get("background")]
+    parts = [*(workload.get("services") or []), workload.get("background")]
     for part in parts:
         if isinstance(part, dict):
             _resolve_workload_paths(part, folder)
@@ -226,7 +226,13 @@ def _refuse_non_finite(value: Any, where: str) -> None:
     """NaN and infinity are valid TOML floats but no scenario value: name the field."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ScenarioError(f"{where or 'scenario'}: {value} is not a number a scenario can use")
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
     for key, item in items:
         _refuse_non_finite(item, f"{where}.{key}" if where else str(key))
 

@@ -94,20 +94,37 @@ def ns3_binary(name: str = "dctcp_bottleneck") -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     site = subprocess.run(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     ns3 = Path(site) / "ns3"
     if not (ns3 / "include" / "ns3" / "core-module.h").exists():
         print(f"installing {NS3_WHEEL} into {venv} (once)", file=sys.stderr)
-        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", NS3_WHEEL], check=True)
+        subprocess.run(
+            [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", NS3_WHEEL],
+            check=True,
+        )
     source = HERE / f"{name}.cc"
     binary = WORK / name
     newest = max(source.stat().st_mtime, (HERE / "clos_like.h").stat().st_mtime)
     if not binary.exists() or binary.stat().st_mtime < newest:
         libs = sorted(p.name[3:-3] for p in (ns3 / "lib64").glob("libns3.*.so"))
         subprocess.run(
-            ["g++", "-std=c++20", "-O2", "-w", f"-I{ns3 / 'include'}", f"-I{HERE}", str(source), "-o", str(binary),
-             f"-L{ns3 / 'lib64'}", *[f"-l{lib}" for lib in libs], f"-Wl,-rpath,{ns3 / 'lib64'}"],
+            [
+                "g++",
+                "-std=c++20",
+                "-O2",
+                "-w",
+                f"-I{ns3 / 'include'}",
+                f"-I{HERE}",
+                str(source),
+                "-o",
+                str(binary),
+                f"-L{ns3 / 'lib64'}",
+                *[f"-l{lib}" for lib in libs],
+                f"-Wl,-rpath,{ns3 / 'lib64'}",
+            ],
             check=True,
         )
     return binary
@@ -116,9 +133,19 @@ def ns3_binary(name: str = "dctcp_bottleneck") -> Path:
 def run_ns3(binary: Path, flows: int, cc: str, warmup: float, end: float) -> dict:
     rate = round(10e9 * NS3_FRAME / FRAME)
     out = subprocess.run(
-        [str(binary), f"--flows={flows}", f"--cc={cc}", f"--k={K_PACKETS}", f"--buffer={BUFFER_PACKETS}",
-         f"--warmup={warmup}", f"--end={end}", f"--rate={rate}bps"],
-        capture_output=True, text=True, check=True,
+        [
+            str(binary),
+            f"--flows={flows}",
+            f"--cc={cc}",
+            f"--k={K_PACKETS}",
+            f"--buffer={BUFFER_PACKETS}",
+            f"--warmup={warmup}",
+            f"--end={end}",
+            f"--rate={rate}bps",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -126,11 +153,20 @@ def run_ns3(binary: Path, flows: int, cc: str, warmup: float, end: float) -> dic
 def run_clos(flows: int, cc: str, warmup: float, end: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "flows.csv"
-        csv.write_text("src,dst,bytes,start\n" + "".join(f"{i},{flows},1TB,0\n" for i in range(flows)))
+        csv.write_text(
+            "src,dst,bytes,start\n" + "".join(f"{i},{flows},1TB,0\n" for i in range(flows))
+        )
         scenario = {
             "seed": 1,
-            "topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": flows + 1,
-                         "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"},
+            "topology": {
+                "kind": "leaf_spine",
+                "leaves": 1,
+                "spines": 1,
+                "hosts_per_leaf": flows + 1,
+                "host_rate": "10Gbps",
+                "fabric_rate": "10Gbps",
+                "link_delay": "1us",
+            },
             "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
             "transport": {"kind": cc if cc == "dctcp" else "tcp"},
             "workload": {"kind": "flows", "file": str(csv)},
@@ -138,14 +174,21 @@ def run_clos(flows: int, cc: str, warmup: float, end: float) -> dict:
         }
         early = clos.run({**scenario, "stop": f"{warmup}s"})
         late = clos.run({**scenario, "stop": f"{end}s"})
-    rates = [(b - a) * 8 / (end - warmup) for a, b in zip(early.flows["delivered"], late.flows["delivered"])]
+    rates = [
+        (b - a) * 8 / (end - warmup)
+        for a, b in zip(early.flows["delivered"], late.flows["delivered"], strict=True)
+    ]
     links = late.links
     port = int(links.filter((links["src"] == "tor0") & (links["dst"] == f"h{flows}"))["id"][0])
     q = late.queues
     q = q.filter((q["link"] == port) & (q["time_ps"] >= int(warmup * 1e12)))
     marks = int(links["ecn_marks"][port]) - int(early.links["ecn_marks"][port])
-    return {"flows": rates, "marks": marks, "drops": int(links["drops"][port]),
-            "mean_queue_packets": float(q["bytes"].mean()) / FRAME}
+    return {
+        "flows": rates,
+        "marks": marks,
+        "drops": int(links["drops"][port]),
+        "mean_queue_packets": float(q["bytes"].mean()) / FRAME,
+    }
 
 
 LEAVES, SPINES, HOSTS = 4, 4, 4
@@ -166,33 +209,72 @@ def permutation(seed: int, leaves: int = LEAVES, hosts: int = HOSTS) -> list[tup
             return list(enumerate(dst))
 
 
-def run_ns3_leaf_spine(binary: Path, pairs: list[tuple[int, int]], warmup: float, end: float,
-                       paths: list[tuple[int, int]] | None = None, shape: tuple[int, int, int] = SHAPE,
-                       host: str = "fifo") -> dict:
+def run_ns3_leaf_spine(
+    binary: Path,
+    pairs: list[tuple[int, int]],
+    warmup: float,
+    end: float,
+    paths: list[tuple[int, int]] | None = None,
+    shape: tuple[int, int, int] = SHAPE,
+    host: str = "fifo",
+) -> dict:
     """With `paths`: per-flow paths, SACK, ports counting bytes, and `host` "fifo" or "fq"."""
     rate = round(10e9 * NS3_FRAME / FRAME)
     leaves, spines, hosts = shape
-    extra = (["--paths=" + ",".join(f"{d}:{a}" for d, a in paths), "--sack=true", "--bytes=true",
-              f"--hostfq={str(host == 'fq').lower()}"] if paths else [])
+    extra = (
+        [
+            "--paths=" + ",".join(f"{d}:{a}" for d, a in paths),
+            "--sack=true",
+            "--bytes=true",
+            f"--hostfq={str(host == 'fq').lower()}",
+        ]
+        if paths
+        else []
+    )
     out = subprocess.run(
-        [str(binary), f"--leaves={leaves}", f"--spines={spines}", f"--hosts={hosts}", f"--k={K_PACKETS}",
-         f"--buffer={BUFFER_PACKETS}", f"--rate={rate}bps", f"--warmup={warmup}", f"--end={end}",
-         "--pairs=" + ",".join(f"{a}-{b}" for a, b in pairs), *extra],
-        capture_output=True, text=True, check=True,
+        [
+            str(binary),
+            f"--leaves={leaves}",
+            f"--spines={spines}",
+            f"--hosts={hosts}",
+            f"--k={K_PACKETS}",
+            f"--buffer={BUFFER_PACKETS}",
+            f"--rate={rate}bps",
+            f"--warmup={warmup}",
+            f"--end={end}",
+            "--pairs=" + ",".join(f"{a}-{b}" for a, b in pairs),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def leaf_spine_scenario(csv: Path, routing: str, seed: int, shape: tuple[int, int, int], host: str = "fq",
-                        dctcp_loss: str = "halve") -> dict:
+def leaf_spine_scenario(
+    csv: Path,
+    routing: str,
+    seed: int,
+    shape: tuple[int, int, int],
+    host: str = "fq",
+    dctcp_loss: str = "halve",
+) -> dict:
     leaves, spines, hosts = shape
     transport = {"kind": "dctcp", "sack": False} if routing == "spray" else {"kind": "dctcp"}
     transport["dctcp_loss"] = dctcp_loss
     return {
         **({"host": {"qdisc": "fifo", "tsq": "off"}} if host == "fifo" else {}),
         "seed": 1 if routing == "spray" else seed,
-        "topology": {"kind": "leaf_spine", "leaves": leaves, "spines": spines, "hosts_per_leaf": hosts,
-                     "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"},
+        "topology": {
+            "kind": "leaf_spine",
+            "leaves": leaves,
+            "spines": spines,
+            "hosts_per_leaf": hosts,
+            "host_rate": "10Gbps",
+            "fabric_rate": "10Gbps",
+            "link_delay": "1us",
+        },
         "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
         "routing": {"scheme": "spray-random" if routing == "spray" else "ecmp"},
         "transport": transport,
@@ -200,7 +282,9 @@ def leaf_spine_scenario(csv: Path, routing: str, seed: int, shape: tuple[int, in
     }
 
 
-def clos_paths(pairs: list[tuple[int, int]], seed: int, shape: tuple[int, int, int] = SHAPE) -> list[tuple[int, int]]:
+def clos_paths(
+    pairs: list[tuple[int, int]], seed: int, shape: tuple[int, int, int] = SHAPE
+) -> list[tuple[int, int]]:
     """Each flow's (data spine, ACK spine) under clos's ECMP, read from clos's per-link counters.
 
     ECMP hashes a flow's key (its index, source and destination: `sim::flow_entropy`) with each
@@ -215,27 +299,44 @@ def clos_paths(pairs: list[tuple[int, int]], seed: int, shape: tuple[int, int, i
         csv = Path(d) / "flows.csv"
         scenario = {**leaf_spine_scenario(csv, "ecmp", seed, shape), "stop": "1ms"}
         for j in range(len(pairs)):
-            csv.write_text("src,dst,bytes,start\n" + "".join(
-                f"{a},{b},{14600 if i == j else 1},{0 if i == j else '1s'}\n" for i, (a, b) in enumerate(pairs)))
+            csv.write_text(
+                "src,dst,bytes,start\n"
+                + "".join(
+                    f"{a},{b},{14600 if i == j else 1},{0 if i == j else '1s'}\n"
+                    for i, (a, b) in enumerate(pairs)
+                )
+            )
             links = clos.run(scenario).links
             up = links.filter((links["tier"] == "tor_up") & (links["bytes"] > 0))
             a, b = pairs[j]
-            spine_of = {src: int(dst.removeprefix("spine")) for src, dst in zip(up["src"], up["dst"])}
-            assert len(up) == 2 and f"tor{a // hosts}" in spine_of and f"tor{b // hosts}" in spine_of, up
+            spine_of = {
+                src: int(dst.removeprefix("spine"))
+                for src, dst in zip(up["src"], up["dst"], strict=True)
+            }
+            assert (
+                len(up) == 2 and f"tor{a // hosts}" in spine_of and f"tor{b // hosts}" in spine_of
+            ), up
             paths.append((spine_of[f"tor{a // hosts}"], spine_of[f"tor{b // hosts}"]))
     return paths
 
 
 def path_links(pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: int):
     """Per flow, the links its data crosses and the links its ACKs cross, by clos's link names."""
-    for (a, b), (up, back) in zip(pairs, paths):
+    for (a, b), (up, back) in zip(pairs, paths, strict=True):
         la, lb = f"tor{a // hosts}", f"tor{b // hosts}"
-        yield ([(f"h{a}", la), (la, f"spine{up}"), (f"spine{up}", lb), (lb, f"h{b}")],
-               [(f"h{b}", lb), (lb, f"spine{back}"), (f"spine{back}", la), (la, f"h{a}")])
+        yield (
+            [(f"h{a}", la), (la, f"spine{up}"), (f"spine{up}", lb), (lb, f"h{b}")],
+            [(f"h{b}", lb), (lb, f"spine{back}"), (f"spine{back}", la), (la, f"h{a}")],
+        )
 
 
-def max_min(pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: int, ack: float = ACK_FRAME,
-            rate: float = 10e9) -> list[float]:
+def max_min(
+    pairs: list[tuple[int, int]],
+    paths: list[tuple[int, int]],
+    hosts: int,
+    ack: float = ACK_FRAME,
+    rate: float = 10e9,
+) -> list[float]:
     """Max-min fair goodput (payload b/s) of the flows on their paths.
 
     Every link carries `rate` of wire time; a flow's data costs FRAME / MSS of it per payload
@@ -248,7 +349,7 @@ def max_min(pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: i
     rates = [0.0] * len(pairs)
     for _ in range(50):
         spare = {}
-        for (data, acks), r in zip(routes, rates):
+        for (data, acks), r in zip(routes, rates, strict=True):
             for e in data:
                 spare.setdefault(e, rate)
             for e in acks:
@@ -258,19 +359,34 @@ def max_min(pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: i
         new, active = [0.0] * len(pairs), set(range(len(pairs)))
         while active:
             users = {e: [f for f in active if e in routes[f][0]] for e in cap}
-            step = min((cap[e] - sum(new[f] for f in range(len(pairs)) if e in routes[f][0])) / len(u)
-                       for e, u in users.items() if u)
+            step = min(
+                (cap[e] - sum(new[f] for f in range(len(pairs)) if e in routes[f][0])) / len(u)
+                for e, u in users.items()
+                if u
+            )
             for f in active:
                 new[f] += step
-            full = {e for e in cap if users[e] and cap[e] - sum(new[f] for f in range(len(pairs)) if e in routes[f][0]) < 1e-3}
+            full = {
+                e
+                for e in cap
+                if users[e]
+                and cap[e] - sum(new[f] for f in range(len(pairs)) if e in routes[f][0]) < 1e-3
+            }
             active -= {f for f in active if any(e in full for e in routes[f][0])}
         rates = new
     return rates
 
 
-def run_clos_leaf_spine(pairs: list[tuple[int, int]], warmup: float, end: float, routing: str = "spray",
-                        seed: int = 1, shape: tuple[int, int, int] = SHAPE, host: str = "fq",
-                        dctcp_loss: str = "halve") -> dict:
+def run_clos_leaf_spine(
+    pairs: list[tuple[int, int]],
+    warmup: float,
+    end: float,
+    routing: str = "spray",
+    seed: int = 1,
+    shape: tuple[int, int, int] = SHAPE,
+    host: str = "fq",
+    dctcp_loss: str = "halve",
+) -> dict:
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "flows.csv"
         csv.write_text("src,dst,bytes,start\n" + "".join(f"{a},{b},1TB,0\n" for a, b in pairs))
@@ -279,19 +395,33 @@ def run_clos_leaf_spine(pairs: list[tuple[int, int]], warmup: float, end: float,
         late = clos.run({**scenario, "stop": f"{end}s"})
     links = late.links
     ports = links.filter(links["tier"] != "host_up")
-    return {"flows": [(b - a) * 8 / (end - warmup) for a, b in zip(early.flows["delivered"], late.flows["delivered"])],
-            "links": {(s, t): int(n) for s, t, n in zip(links["src"], links["dst"], links["bytes"])},
-            "drops": int(ports["drops"].sum()), "marks": int(ports["ecn_marks"].sum()),
-            "fast_recoveries": late.summary["flows"]["fast_recoveries"],
-            "timeouts": int(late.flows["timeouts"].sum()), "retransmits": int(late.flows["retransmits"].sum())}
+    return {
+        "flows": [
+            (b - a) * 8 / (end - warmup)
+            for a, b in zip(early.flows["delivered"], late.flows["delivered"], strict=True)
+        ],
+        "links": {
+            (s, t): int(n)
+            for s, t, n in zip(links["src"], links["dst"], links["bytes"], strict=True)
+        },
+        "drops": int(ports["drops"].sum()),
+        "marks": int(ports["ecn_marks"].sum()),
+        "fast_recoveries": late.summary["flows"]["fast_recoveries"],
+        "timeouts": int(late.flows["timeouts"].sum()),
+        "retransmits": int(late.flows["retransmits"].sum()),
+    }
 
 
-def check_paths(links: dict, pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: int) -> None:
+def check_paths(
+    links: dict, pairs: list[tuple[int, int]], paths: list[tuple[int, int]], hosts: int
+) -> None:
     """The full run loaded exactly the fabric links the per-flow probes assigned."""
     used = {e for data, acks in path_links(pairs, paths, hosts) for e in data + acks}
     for (src, dst), n in links.items():
         if "spine" in src or "spine" in dst:
-            assert (n > 0) == ((src, dst) in used), f"{src}->{dst} carried {n} B against the assignment {paths}"
+            assert (n > 0) == ((src, dst) in used), (
+                f"{src}->{dst} carried {n} B against the assignment {paths}"
+            )
 
 
 def print_markdown(header: tuple[str, ...], rows: list[tuple]) -> None:
@@ -332,10 +462,21 @@ def incast_bound(n: int, response: int) -> float:
 def run_ns3_incast(binary: Path, n: int, response: int, cc: str, offsets: list[float]) -> dict:
     rate = round(10e9 * NS3_FRAME / FRAME)
     out = subprocess.run(
-        [str(binary), f"--senders={n}", f"--response={response}", f"--cc={cc}", f"--k={K_PACKETS}",
-         f"--buffer={BUFFER_PACKETS}", f"--rate={rate}bps", f"--warmup={NS3_START}", "--end=10",
-         "--offsets=" + ",".join(f"{x:.6f}" for x in offsets)],
-        capture_output=True, text=True, check=True,
+        [
+            str(binary),
+            f"--senders={n}",
+            f"--response={response}",
+            f"--cc={cc}",
+            f"--k={K_PACKETS}",
+            f"--buffer={BUFFER_PACKETS}",
+            f"--rate={rate}bps",
+            f"--warmup={NS3_START}",
+            "--end=10",
+            "--offsets=" + ",".join(f"{x:.6f}" for x in offsets),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     r = json.loads(out.strip().splitlines()[-1])
     assert min(r["done"]) >= 0, f"a response did not complete: {r}"
@@ -345,25 +486,41 @@ def run_ns3_incast(binary: Path, n: int, response: int, cc: str, offsets: list[f
 def run_clos_incast(n: int, response: int, cc: str, offsets: list[float], seed: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "flows.csv"
-        csv.write_text("src,dst,bytes,start\n" + "".join(f"{i},{n},{response},{round(x * 1000)}ns\n"
-                                                           for i, x in enumerate(offsets)))
-        r = clos.run({
-            "seed": seed,
-            "topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": n + 1,
-                         "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"},
-            "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
-            "transport": {"kind": cc if cc == "dctcp" else "tcp"},
-            "workload": {"kind": "flows", "file": str(csv)},
-            "stop": "10s",
-        })
+        csv.write_text(
+            "src,dst,bytes,start\n"
+            + "".join(f"{i},{n},{response},{round(x * 1000)}ns\n" for i, x in enumerate(offsets))
+        )
+        r = clos.run(
+            {
+                "seed": seed,
+                "topology": {
+                    "kind": "leaf_spine",
+                    "leaves": 1,
+                    "spines": 1,
+                    "hosts_per_leaf": n + 1,
+                    "host_rate": "10Gbps",
+                    "fabric_rate": "10Gbps",
+                    "link_delay": "1us",
+                },
+                "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
+                "transport": {"kind": cc if cc == "dctcp" else "tcp"},
+                "workload": {"kind": "flows", "file": str(csv)},
+                "stop": "10s",
+            }
+        )
     f, links = r.flows, r.links
     assert f["finished"].all(), f
     port = links.filter((links["src"] == "tor0") & (links["dst"] == f"h{n}"))
-    return {"done": [e / 1e12 for e in f["end_ps"]], "duration": int(f["end_ps"].max()) / 1e12,
-            "timeouts": int(f["timeouts"].sum()), "retransmits": int(f["retransmits"].sum()),
-            "fast_recoveries": r.summary["flows"]["fast_recoveries"],
-            "spurious": int(f["spurious_retransmits"].sum()),
-            "drops": int(port["drops"][0]), "marks": int(port["ecn_marks"][0])}
+    return {
+        "done": [e / 1e12 for e in f["end_ps"]],
+        "duration": int(f["end_ps"].max()) / 1e12,
+        "timeouts": int(f["timeouts"].sum()),
+        "retransmits": int(f["retransmits"].sum()),
+        "fast_recoveries": r.summary["flows"]["fast_recoveries"],
+        "spurious": int(f["spurious_retransmits"].sum()),
+        "drops": int(port["drops"][0]),
+        "marks": int(port["ecn_marks"][0]),
+    }
 
 
 def main() -> int:
@@ -374,11 +531,21 @@ def main() -> int:
     ap.add_argument("--end", type=float, default=0.25)
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--leaf-spine", action="store_true", help="the leaf-spine permutation instead")
-    ap.add_argument("--seeds", default="1,2,3", help="--leaf-spine: permutations to draw; --incast: start draws")
-    ap.add_argument("--routing", default="spray", choices=["spray", "ecmp"],
-                    help="--leaf-spine: per-packet spraying or per-flow ECMP (paths from clos)")
-    ap.add_argument("--host", default="fifo", choices=["fifo", "fq"],
-                    help="--routing ecmp: hosts' egress, one FIFO for data and ACKs on both sides, or fq")
+    ap.add_argument(
+        "--seeds", default="1,2,3", help="--leaf-spine: permutations to draw; --incast: start draws"
+    )
+    ap.add_argument(
+        "--routing",
+        default="spray",
+        choices=["spray", "ecmp"],
+        help="--leaf-spine: per-packet spraying or per-flow ECMP (paths from clos)",
+    )
+    ap.add_argument(
+        "--host",
+        default="fifo",
+        choices=["fifo", "fq"],
+        help="--routing ecmp: hosts' egress, one FIFO for data and ACKs on both sides, or fq",
+    )
     ap.add_argument("--incast", action="store_true", help="the incast instead")
     ap.add_argument("--fanin", default="4,8,16,32", help="--incast: senders")
     ap.add_argument("--response", type=int, default=RESPONSE, help="--incast: bytes per sender")
@@ -389,13 +556,37 @@ def main() -> int:
     if a.leaf_spine:
         return leaf_spine_ecmp(a) if a.routing == "ecmp" else leaf_spine(a)
     binary = ns3_binary()
-    header = ("flows", "sim", "Gb/s", "min/mean", "max/mean", "Jain", "mean queue (pkts)", "marks", "drops")
+    header = (
+        "flows",
+        "sim",
+        "Gb/s",
+        "min/mean",
+        "max/mean",
+        "Jain",
+        "mean queue (pkts)",
+        "marks",
+        "drops",
+    )
     rows = []
     for n in (int(v) for v in a.flows.split(",")):
-        for name, r in (("ns-3", run_ns3(binary, n, a.cc, a.warmup, a.end)), ("clos", run_clos(n, a.cc, a.warmup, a.end))):
+        for name, r in (
+            ("ns-3", run_ns3(binary, n, a.cc, a.warmup, a.end)),
+            ("clos", run_clos(n, a.cc, a.warmup, a.end)),
+        ):
             agg, lo, hi, jain = describe(r)
-            rows.append((n, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}",
-                         f"{r['mean_queue_packets']:.1f}", r["marks"], r["drops"]))
+            rows.append(
+                (
+                    n,
+                    name,
+                    f"{agg:.2f}",
+                    f"{lo:.3f}",
+                    f"{hi:.3f}",
+                    f"{jain:.4f}",
+                    f"{r['mean_queue_packets']:.1f}",
+                    r["marks"],
+                    r["drops"],
+                )
+            )
             print(*rows[-1], sep="\t", file=sys.stderr)
     if a.markdown:
         print_markdown(header, rows)
@@ -410,9 +601,14 @@ def leaf_spine(a: argparse.Namespace) -> int:
         pairs = permutation(seed)
         # clos twice: DCTCP halving on a loss as RFC 8257 and Linux do (its default), and cutting
         # by alpha/2 as ns-3's TcpDctcp does (docs/validation.md: the gap between them).
-        for name, r in (("ns-3", run_ns3_leaf_spine(binary, pairs, a.warmup, a.end)),
-                        ("clos", run_clos_leaf_spine(pairs, a.warmup, a.end)),
-                        ('clos, `dctcp_loss = "alpha"`', run_clos_leaf_spine(pairs, a.warmup, a.end, dctcp_loss="alpha"))):
+        for name, r in (
+            ("ns-3", run_ns3_leaf_spine(binary, pairs, a.warmup, a.end)),
+            ("clos", run_clos_leaf_spine(pairs, a.warmup, a.end)),
+            (
+                'clos, `dctcp_loss = "alpha"`',
+                run_clos_leaf_spine(pairs, a.warmup, a.end, dctcp_loss="alpha"),
+            ),
+        ):
             agg, lo, hi, jain = describe(r)
             rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}"))
             print(*rows[-1], sep="\t", file=sys.stderr)
@@ -430,18 +626,43 @@ def leaf_spine_ecmp(a: argparse.Namespace) -> int:
         paths = clos_paths(pairs, seed)
         print(f"seed {seed}: (data spine, ACK spine) per flow {paths}", file=sys.stderr)
         ns3 = run_ns3_leaf_spine(binary, pairs, a.warmup, a.end, paths, host=a.host)
-        assert list(zip(ns3["data_spines"], ns3["ack_spines"])) == paths, (ns3["data_spines"], ns3["ack_spines"], paths)
+        assert list(zip(ns3["data_spines"], ns3["ack_spines"], strict=True)) == paths, (
+            ns3["data_spines"],
+            ns3["ack_spines"],
+            paths,
+        )
         ns3["marks"] = ns3["data_marks"]  # clos's ACKs are not ECN-capable, ns-3 DCTCP's are
         ours = run_clos_leaf_spine(pairs, a.warmup, a.end, "ecmp", seed, host=a.host)
         check_paths(ours["links"], pairs, paths, HOSTS)
         for name, r in (("ns-3", ns3), ("clos", ours)):
             agg, lo, hi, jain = describe(r)
-            rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}", r["drops"], r["marks"]))
-            print(*rows[-1], f"fast recoveries {r['fast_recoveries']}, timeouts {r['timeouts']}",
-                  "per flow " + " ".join(f"{v / 1e9:.2f}" for v in r["flows"]), sep="\t", file=sys.stderr)
-        for name, ack in (("max-min, clos's frames", ACK_FRAME), ("max-min, ns-3's frames", NS3_ACK * FRAME / NS3_FRAME)):
+            rows.append(
+                (
+                    seed,
+                    name,
+                    f"{agg:.2f}",
+                    f"{lo:.3f}",
+                    f"{hi:.3f}",
+                    f"{jain:.4f}",
+                    r["drops"],
+                    r["marks"],
+                )
+            )
+            print(
+                *rows[-1],
+                f"fast recoveries {r['fast_recoveries']}, timeouts {r['timeouts']}",
+                "per flow " + " ".join(f"{v / 1e9:.2f}" for v in r["flows"]),
+                sep="\t",
+                file=sys.stderr,
+            )
+        for name, ack in (
+            ("max-min, clos's frames", ACK_FRAME),
+            ("max-min, ns-3's frames", NS3_ACK * FRAME / NS3_FRAME),
+        ):
             agg, lo, hi, jain = describe({"flows": max_min(pairs, paths, HOSTS, ack)})
-            rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}", "-", "-"))
+            rows.append(
+                (seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}", "-", "-")
+            )
             print(*rows[-1], sep="\t", file=sys.stderr)
     if a.markdown:
         print_markdown(header, rows)
@@ -450,19 +671,56 @@ def leaf_spine_ecmp(a: argparse.Namespace) -> int:
 
 def incast(a: argparse.Namespace) -> int:
     binary = ns3_binary("incast")
-    header = ("senders", "seed", "sim", "duration (us)", "Gb/s", "timeouts", "retransmits", "drops", "marks")
+    header = (
+        "senders",
+        "seed",
+        "sim",
+        "duration (us)",
+        "Gb/s",
+        "timeouts",
+        "retransmits",
+        "drops",
+        "marks",
+    )
     rows = []
     seeds = [int(v) for v in a.seeds.split(",")] if a.jitter else [1]
     for n in (int(v) for v in a.fanin.split(",")):
         bound = incast_bound(n, a.response)
         for seed in seeds:
             offsets = incast_offsets(n, seed, a.jitter)
-            for name, r in (("ns-3", run_ns3_incast(binary, n, a.response, a.cc, offsets)),
-                            ("clos", run_clos_incast(n, a.response, a.cc, offsets, seed))):
-                rows.append((n, seed, name, f"{r['duration'] * 1e6:.1f}", f"{n * a.response * 8 / r['duration'] / 1e9:.2f}",
-                             r["timeouts"], r["retransmits"], r["drops"], r["marks"]))
-                print(*rows[-1], f"fast recoveries {r['fast_recoveries']}", sep="\t", file=sys.stderr)
-        rows.append((n, "-", "bound", f"{bound * 1e6:.1f}", f"{n * a.response * 8 / bound / 1e9:.2f}", "-", "-", "-", "-"))
+            for name, r in (
+                ("ns-3", run_ns3_incast(binary, n, a.response, a.cc, offsets)),
+                ("clos", run_clos_incast(n, a.response, a.cc, offsets, seed)),
+            ):
+                rows.append(
+                    (
+                        n,
+                        seed,
+                        name,
+                        f"{r['duration'] * 1e6:.1f}",
+                        f"{n * a.response * 8 / r['duration'] / 1e9:.2f}",
+                        r["timeouts"],
+                        r["retransmits"],
+                        r["drops"],
+                        r["marks"],
+                    )
+                )
+                print(
+                    *rows[-1], f"fast recoveries {r['fast_recoveries']}", sep="\t", file=sys.stderr
+                )
+        rows.append(
+            (
+                n,
+                "-",
+                "bound",
+                f"{bound * 1e6:.1f}",
+                f"{n * a.response * 8 / bound / 1e9:.2f}",
+                "-",
+                "-",
+                "-",
+                "-",
+            )
+        )
     if a.markdown:
         print_markdown(header, rows)
     return 0

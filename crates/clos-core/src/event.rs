@@ -150,14 +150,7 @@ const DIGITS: usize = 1 << DIGIT_BITS;
 impl Geometry {
     fn new(bits: u32) -> Geometry {
         let bits = bits.clamp(MIN_BITS, MAX_BITS);
-        Geometry {
-            bits,
-            wheel: 1 << (SPAN_BITS - bits),
-            radix_min: DIGITS / 4,
-            key_shift: 64 - bits,
-            time_mask: (1 << bits) - 1,
-            seq_limit: 1 << (64 - bits),
-        }
+        Geometry { bits, wheel: 1 << (SPAN_BITS - bits), radix_min: DIGITS / 4, key_shift: 64 - bits, time_mask: (1 << bits) - 1, seq_limit: 1 << (64 - bits) }
     }
 
     /// The time's low `bits` bits above the scheduling count `seq`. `(time, key)` orders as
@@ -372,7 +365,7 @@ impl EventQueue {
         let b = g.bucket(time);
         if b > self.cur && b < self.cur + g.wheel {
             let e = Entry { key: g.tie_key(time, self.seq), event };
-            self.to_wheel(b, e);
+            self.put_in_wheel(b, e);
         } else {
             self.off_wheel(time, event);
         }
@@ -523,7 +516,7 @@ impl EventQueue {
     }
 
     #[inline]
-    fn to_wheel(&mut self, b: u64, e: Entry) {
+    fn put_in_wheel(&mut self, b: u64, e: Entry) {
         // Counted first: the push ends in a call where a chunk fills (`buckets.rs`).
         self.in_wheel += 1;
         self.wheel.push((b & (self.geometry.wheel - 1)) as usize, e);
@@ -552,7 +545,7 @@ impl EventQueue {
                 if b == self.cur {
                     self.current.push(e);
                 } else {
-                    self.to_wheel(b, e);
+                    self.put_in_wheel(b, e);
                 }
             }
             let slot = (self.cur & (self.geometry.wheel - 1)) as usize;
@@ -575,7 +568,7 @@ impl EventQueue {
     /// so `key` alone orders them; see `tie_key`).
     fn sort_current(&mut self) {
         if self.current.len() < self.geometry.radix_min || !self.counting_sort_current() {
-            self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
         }
     }
 
@@ -689,7 +682,7 @@ mod tests {
         let keys = |v: &[Entry]| v.to_vec();
         let sorted = |v: &[Entry]| {
             let mut v = v.to_vec();
-            v.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            v.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
             keys(&v)
         };
         let mut q = EventQueue::with_bucket_bits(bits, 0);

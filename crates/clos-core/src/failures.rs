@@ -100,7 +100,10 @@ impl ConvergenceSpec {
         match self.mode {
             ConvergenceMode::Ideal => {
                 if let Some((name, _)) = timers.iter().find(|t| t.1.is_some()) {
-                    return Err(bad(format!("convergence.{name}"), "does not apply to mode \"ideal\" (instant convergence); remove it or use mode \"link_state\""));
+                    return Err(bad(
+                        format!("convergence.{name}"),
+                        "does not apply to mode \"ideal\" (instant convergence); remove it or use mode \"link_state\"",
+                    ));
                 }
             }
             ConvergenceMode::LinkState => {
@@ -140,7 +143,9 @@ pub struct Change {
 fn named_links(t: &Topology, f: &FailureSpec, field: &str, ends: &[String; 2]) -> Result<Vec<u32>> {
     let mut ids = [0; 2];
     for (j, name) in ends.iter().enumerate() {
-        ids[j] = t.node_named(name).ok_or_else(|| bad(format!("{field}.link"), format!("no node named \"{name}\" (switches are named like {})", t.example_switch_names())))?;
+        ids[j] = t
+            .node_named(name)
+            .ok_or_else(|| bad(format!("{field}.link"), format!("no node named \"{name}\" (switches are named like {})", t.example_switch_names())))?;
     }
     let links = t.links_between(ids[0], ids[1]);
     if links.is_empty() {
@@ -195,7 +200,10 @@ pub fn resolve(specs: &[FailureSpec], t: &Topology, seed: u64) -> Result<Vec<Cha
         let links = if let Some(ends) = &f.link {
             named_links(t, f, &field, ends)?
         } else if let Some(name) = &f.switch {
-            let n = t.node_named(name).filter(|&n| !t.is_host(n)).ok_or_else(|| bad(format!("{field}.switch"), format!("no switch named \"{name}\" (switches are named like {})", t.example_switch_names())))?;
+            let n = t
+                .node_named(name)
+                .filter(|&n| !t.is_host(n))
+                .ok_or_else(|| bad(format!("{field}.switch"), format!("no switch named \"{name}\" (switches are named like {})", t.example_switch_names())))?;
             t.ports_of(n).map(|p| t.link_of[p as usize]).collect()
         } else {
             random_links(t, f.random.as_ref().unwrap(), &field, seed)?

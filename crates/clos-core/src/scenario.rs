@@ -90,9 +90,7 @@ impl TryFrom<StopWritten> for Stop {
     fn try_from(w: StopWritten) -> std::result::Result<Stop, String> {
         match w {
             StopWritten::Text(s) if s == "all_flows_done" => Ok(Stop::AllFlowsDone),
-            StopWritten::Text(s) => crate::units::parse_duration(&s)
-                .map(|d| Stop::At(Duration(d)))
-                .map_err(|e| format!("{e}; or write \"all_flows_done\"")),
+            StopWritten::Text(s) => crate::units::parse_duration(&s).map(|d| Stop::At(Duration(d))).map_err(|e| format!("{e}; or write \"all_flows_done\"")),
             StopWritten::Seconds(x) if x > 0.0 && x.is_finite() => crate::units::parse_duration(&format!("{x}s")).map(|d| Stop::At(Duration(d))),
             StopWritten::Seconds(x) => Err(format!("stop time must be positive, got {x}")),
         }
@@ -312,7 +310,15 @@ fn default_buffer() -> ByteSize {
 
 impl Default for SwitchSpec {
     fn default() -> Self {
-        SwitchSpec { buffer: default_buffer(), ecn_threshold: None, pool: None, alpha: None, classes: Vec::new(), quantum: None, ecn_marking: EcnMarking::Enqueue }
+        SwitchSpec {
+            buffer: default_buffer(),
+            ecn_threshold: None,
+            pool: None,
+            alpha: None,
+            classes: Vec::new(),
+            quantum: None,
+            ecn_marking: EcnMarking::Enqueue,
+        }
     }
 }
 
@@ -412,9 +418,9 @@ pub enum WorkloadKind {
     Services,
 }
 
+pub use crate::workload::hosts::{Concurrency, HostSet, Share};
 /// Where open-loop flows go: any other host, or only hosts in another rack or pod.
 pub use crate::workload::pattern::Pattern;
-pub use crate::workload::hosts::{Concurrency, HostSet, Share};
 
 /// A workload: `kind` says which fields apply; the others are rejected by name. Composite
 /// workloads nest: `services` lists sub-workloads, and any workload may carry a `background`.
@@ -527,13 +533,7 @@ fn default_bin() -> Duration {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec {
-            bin: default_bin(),
-            queue_interval: None,
-            link_timeseries: false,
-            short_flow: default_short_flow(),
-            long_flow: default_long_flow(),
-        }
+        OutputSpec { bin: default_bin(), queue_interval: None, link_timeseries: false, short_flow: default_short_flow(), long_flow: default_long_flow() }
     }
 }
 
@@ -629,7 +629,10 @@ impl Scenario {
         }
         if let Some(k) = self.switch.ecn_threshold {
             if k >= self.switch.buffer {
-                return Err(bad("switch.ecn_threshold", format!("{} B is not below the buffer ({} B): nothing would ever be marked", k.0, self.switch.buffer.0)));
+                return Err(bad(
+                    "switch.ecn_threshold",
+                    format!("{} B is not below the buffer ({} B): nothing would ever be marked", k.0, self.switch.buffer.0),
+                ));
             }
         }
         let min_frame = crate::packet::wire::frame(t.mss as u64, 2);
@@ -650,14 +653,20 @@ impl Scenario {
         }
         self.validate_classes()?;
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
-            return Err(bad("switch.buffer", format!("{} B is more than a port can model ({} B, 4 GiB); real switches have tens of MB", self.switch.buffer.0, crate::fabric::MAX_BUFFER)));
+            return Err(bad(
+                "switch.buffer",
+                format!("{} B is more than a port can model ({} B, 4 GiB); real switches have tens of MB", self.switch.buffer.0, crate::fabric::MAX_BUFFER),
+            ));
         }
         if let Some(b) = self.host.nic_buffer {
             if self.host.qdisc != Qdisc::Fq {
                 return Err(bad("host.nic_buffer", "applies to qdisc = \"fq\" only (a \"fifo\" host's NIC queue is bounded per flow by host.tsq)"));
             }
             if b.0 < min_frame {
-                return Err(bad("host.nic_buffer", format!("{} B cannot hold one full-size packet ({min_frame} B); two are the least that keeps the link busy", b.0)));
+                return Err(bad(
+                    "host.nic_buffer",
+                    format!("{} B cannot hold one full-size packet ({min_frame} B); two are the least that keeps the link busy", b.0),
+                ));
             }
         }
         if let Some(q) = self.host.queue {
@@ -740,7 +749,11 @@ impl Scenario {
         for (path, part) in crate::workload::parts_of(&self.workload) {
             if let Some(c) = part.class {
                 if c as usize >= classes {
-                    let fix = if sw.classes.is_empty() { "switch.classes is not set (one FIFO per port): add [[switch.classes]] tables".to_string() } else { format!("switch.classes has {} (0 to {})", classes, classes - 1) };
+                    let fix = if sw.classes.is_empty() {
+                        "switch.classes is not set (one FIFO per port): add [[switch.classes]] tables".to_string()
+                    } else {
+                        format!("switch.classes has {} (0 to {})", classes, classes - 1)
+                    };
                     return Err(bad(format!("{path}.class"), format!("class {c} does not exist: {fix}")));
                 }
             }
@@ -924,7 +937,9 @@ impl TopologySpec {
             let field = format!("topology.links[{i}]");
             let mut ends = [0; 2];
             for (j, name) in o.between.iter().enumerate() {
-                ends[j] = b.find(name).ok_or_else(|| bad(format!("{field}.between"), format!("no node named \"{name}\" (nodes are named like h0, tor0, agg0, spine0, core0, int0)")))?;
+                ends[j] = b.find(name).ok_or_else(|| {
+                    bad(format!("{field}.between"), format!("no node named \"{name}\" (nodes are named like h0, tor0, agg0, spine0, core0, int0)"))
+                })?;
             }
             if ends[0] == ends[1] {
                 return Err(bad(format!("{field}.between"), "names the same node twice"));
@@ -947,7 +962,10 @@ impl TopologySpec {
         if let Some((a, z)) = topo.disconnected_tors() {
             return Err(bad(
                 "topology.links",
-                format!("{} cannot reach {}: the fabric is disconnected; keep at least one path between every pair of ToRs", topo.nodes[a as usize].name, topo.nodes[z as usize].name),
+                format!(
+                    "{} cannot reach {}: the fabric is disconnected; keep at least one path between every pair of ToRs",
+                    topo.nodes[a as usize].name, topo.nodes[z as usize].name
+                ),
             ));
         }
         if topo.n_hosts > 1 << 20 {
@@ -1009,16 +1027,25 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.tor: unknown field `tor`, expected one of"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("topology.tor: unknown field `tor`, expected one of"));
         assert!(err(r#"{"topology": {"kind": "fat_tree", "k": -4}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.k:"));
-        assert!(err(r#"{"topology": {"kind": "fat_tree", "k": 4, "spines": 2}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.spines: applies to leaf_spine"));
+        assert!(err(r#"{"topology": {"kind": "fat_tree", "k": 4, "spines": 2}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("topology.spines: applies to leaf_spine"));
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "workload": {"kind": "shuffle"}}"#).starts_with("workload.bytes: is required"));
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "transport": {"kind": "dctcp"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("switch.ecn_threshold"));
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "host_rate": "1 Gbit"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.host_rate: unknown rate unit"));
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "routing": {"scheme": "magic"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("routing.scheme: unknown variant `magic`"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "transport": {"kind": "dctcp"}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("switch.ecn_threshold"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "host_rate": "1 Gbit"}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("topology.host_rate: unknown rate unit"));
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "routing": {"scheme": "magic"}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("routing.scheme: unknown variant `magic`"));
         // A port holds its buffer in four bytes (`fabric::MAX_BUFFER`): a larger one is refused,
         // not cut short.
-        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "5GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("switch.buffer: 5000000000 B is more than a port can model"));
-        assert!(Scenario::from_json(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "4GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#).is_ok());
+        assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "5GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
+            .starts_with("switch.buffer: 5000000000 B is more than a port can model"));
+        assert!(Scenario::from_json(
+            r#"{"topology": {"kind": "vl2", "preset": "testbed"}, "switch": {"buffer": "4GB"}, "workload": {"kind": "shuffle", "bytes": 1}}"#
+        )
+        .is_ok());
     }
 }

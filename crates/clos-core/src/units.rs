@@ -35,7 +35,7 @@ pub fn bytes_in(dt: Time, rate_bps: u64) -> u64 {
 /// docs/performance.md).
 pub fn exact_ps_per_byte(rate_bps: u64) -> u64 {
     let bits_ps = 8 * PS_PER_S;
-    if rate_bps != 0 && bits_ps % rate_bps == 0 {
+    if rate_bps != 0 && bits_ps.is_multiple_of(rate_bps) {
         bits_ps / rate_bps
     } else {
         0
@@ -57,16 +57,11 @@ enum Written {
 
 fn split_unit(s: &str) -> Result<(f64, String), String> {
     let s = s.trim();
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+'))
-        .unwrap_or(s.len());
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+')).unwrap_or(s.len());
     // "1e3us" is fine, but a unit starting with 'e' never occurs, so splitting at the first
     // non-numeric character is unambiguous.
     let (num, unit) = s.split_at(idx);
-    let value: f64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{s}` does not start with a number"))?;
+    let value: f64 = num.replace('_', "").parse().map_err(|_| format!("`{s}` does not start with a number"))?;
     Ok((value, unit.trim().to_string()))
 }
 
@@ -82,8 +77,7 @@ where
         Written::Float(v) => v * scale_of("").unwrap_or(1.0),
         Written::Text(s) => {
             let (v, unit) = split_unit(&s)?;
-            let scale = scale_of(&unit)
-                .ok_or_else(|| format!("unknown {kind} unit `{unit}` in `{s}`; write e.g. {examples}"))?;
+            let scale = scale_of(&unit).ok_or_else(|| format!("unknown {kind} unit `{unit}` in `{s}`; write e.g. {examples}"))?;
             v * scale
         }
     };
@@ -133,7 +127,7 @@ impl fmt::Display for Duration {
             return write!(f, "0s");
         }
         for (unit, scale) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
-            if ps != 0 && ps % scale == 0 {
+            if ps != 0 && ps.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", ps / scale);
             }
         }
@@ -218,7 +212,7 @@ impl std::fmt::Display for Rate {
     /// The largest unit that writes it exactly (`40Gbps`, `2500Mbps`), else bits per second.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (div, unit) in [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
-            if self.0 >= div && self.0 % div == 0 {
+            if self.0 >= div && self.0.is_multiple_of(div) {
                 return write!(f, "{}{unit}", self.0 / div);
             }
         }

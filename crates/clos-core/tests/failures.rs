@@ -194,7 +194,10 @@ fn a_lossy_link_loses_its_share() {
     let r = leaf_spine_with_failure(json!({"failures": [{"link": ["tor0", "spine0"], "action": "loss", "loss": 0.01}], "routing": {"scheme": "spray-rr"}}));
     let lost = r.summary["failures"]["lost_to_link_loss"].as_f64().unwrap();
     let l = &r.links;
-    let crossing: f64 = (0..l.id.len()).filter(|&i| matches!((l.src[i].as_str(), l.dst[i].as_str()), ("tor0", "spine0") | ("spine0", "tor0"))).map(|i| l.packets[i] as f64).sum();
+    let crossing: f64 = (0..l.id.len())
+        .filter(|&i| matches!((l.src[i].as_str(), l.dst[i].as_str()), ("tor0", "spine0") | ("spine0", "tor0")))
+        .map(|i| l.packets[i] as f64)
+        .sum();
     let expect = 0.01 * crossing;
     assert!((lost - expect).abs() < 5.0 * (expect * 0.99).sqrt(), "lost {lost}, expected {expect} of {crossing}");
 }
@@ -316,21 +319,31 @@ fn oversubscription_sets_the_fabric_rate() {
     assert_eq!(s.topology.fabric_rate, Some(Rate(25_000_000_000)));
     let again = clos_core::scenario::Scenario::from_json(&s.to_json()).unwrap();
     assert_eq!(again.to_json(), s.to_json());
-    let v = scenario(json!({"topology": {"kind": "vl2", "preset": "testbed", "oversubscription": 1.0}, "workload": {"kind": "shuffle", "bytes": "1KB"}}), json!({}));
+    let v = scenario(
+        json!({"topology": {"kind": "vl2", "preset": "testbed", "oversubscription": 1.0}, "workload": {"kind": "shuffle", "bytes": "1KB"}}),
+        json!({}),
+    );
     assert_eq!(v.topology.fabric_rate, Some(Rate(10_000_000_000)));
     let err = |t: Value| {
-        clos_core::scenario::Scenario::from_json(&json!({"topology": t, "workload": {"kind": "permutation", "bytes": "1KB"}}).to_string()).unwrap_err().to_string()
+        clos_core::scenario::Scenario::from_json(&json!({"topology": t, "workload": {"kind": "permutation", "bytes": "1KB"}}).to_string())
+            .unwrap_err()
+            .to_string()
     };
-    assert!(err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 20, "oversubscription": 2.0, "fabric_rate": "40Gbps"})).starts_with("topology.oversubscription"));
+    assert!(err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 20, "oversubscription": 2.0, "fabric_rate": "40Gbps"}))
+        .starts_with("topology.oversubscription"));
     assert!(err(json!({"kind": "fat_tree", "k": 4, "oversubscription": 2.0})).starts_with("topology.oversubscription: applies to"));
-    assert!(err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 2, "oversubscription": -1.0})).starts_with("topology.oversubscription"));
+    assert!(
+        err(json!({"kind": "leaf_spine", "leaves": 2, "spines": 4, "hosts_per_leaf": 2, "oversubscription": -1.0})).starts_with("topology.oversubscription")
+    );
 }
 
 /// Link overrides: rates and counts change, and a fabric they would disconnect is refused.
 #[test]
 fn link_overrides_change_rates_and_counts_and_refuse_a_disconnected_fabric() {
-    let base = |links: Value| json!({"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 1, "links": links},
-                                     "workload": {"kind": "permutation", "bytes": "1KB"}});
+    let base = |links: Value| {
+        json!({"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 1, "links": links},
+                                     "workload": {"kind": "permutation", "bytes": "1KB"}})
+    };
     let s = scenario(base(json!([{"between": ["tor0", "spine1"], "count": 3, "rate": "40Gbps"}])), json!({}));
     let t = s.topology.build().unwrap();
     let (l0, s1) = (t.node_named("tor0").unwrap(), t.node_named("spine1").unwrap());
@@ -348,8 +361,7 @@ fn link_overrides_change_rates_and_counts_and_refuse_a_disconnected_fabric() {
 #[test]
 fn random_failures_pick_distinct_links_of_a_tier_reproducibly() {
     let t = fat_tree::build(&fat_tree::FatTree { k: 8, remove_cores: 0 }, Rate(1_000), Rate(1_000), 0).unwrap();
-    let spec: Vec<clos_core::failures::FailureSpec> =
-        serde_json::from_value(json!([{"random": {"count": 10, "tier": "agg_up"}}])).unwrap();
+    let spec: Vec<clos_core::failures::FailureSpec> = serde_json::from_value(json!([{"random": {"count": 10, "tier": "agg_up"}}])).unwrap();
     let a = clos_core::failures::resolve(&spec, &t, 7).unwrap();
     let b = clos_core::failures::resolve(&spec, &t, 7).unwrap();
     let c = clos_core::failures::resolve(&spec, &t, 8).unwrap();
@@ -361,7 +373,10 @@ fn random_failures_pick_distinct_links_of_a_tier_reproducibly() {
     for &l in &links {
         let [p, _] = t.links[l as usize];
         let roles = (t.role(t.ports[p as usize].from), t.role(t.ports[p as usize].to));
-        assert!(matches!(roles, (clos_core::topology::Role::Agg, clos_core::topology::Role::Core) | (clos_core::topology::Role::Core, clos_core::topology::Role::Agg)));
+        assert!(matches!(
+            roles,
+            (clos_core::topology::Role::Agg, clos_core::topology::Role::Core) | (clos_core::topology::Role::Core, clos_core::topology::Role::Agg)
+        ));
     }
 }
 

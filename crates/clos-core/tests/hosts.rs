@@ -31,7 +31,11 @@ fn by_receiver_load(r: &Report, seconds: f64) -> (f64, f64) {
     let (mut busy, mut rest) = (Vec::new(), Vec::new());
     for i in 0..f.src.len() {
         let receiver_sends = sent_by.get(&f.dst[i]).map_or(0.0, |&j| rate(j));
-        if receiver_sends > 0.9 * line { busy.push(rate(i)) } else { rest.push(rate(i)) }
+        if receiver_sends > 0.9 * line {
+            busy.push(rate(i))
+        } else {
+            rest.push(rate(i))
+        }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     assert!(!busy.is_empty() && !rest.is_empty(), "both groups must have flows: {} and {}", busy.len(), rest.len());

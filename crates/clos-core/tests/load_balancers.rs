@@ -141,7 +141,10 @@ fn scheme_parameters_are_checked_against_the_scheme() {
     assert!(e.contains("routing.engines"), "{e}");
     let e = err(json!({"scheme": "hula"}));
     assert!(e.contains("routing.scheme") && e.contains("drill"), "unknown schemes list the known ones: {e}");
-    let ok = clos_core::scenario::Scenario::from_json(&json!({"topology": {"kind": "fat_tree", "k": 4}, "workload": {"kind": "permutation", "bytes": "1MB"}, "routing": {"scheme": "drill"}}).to_string()).unwrap();
+    let ok = clos_core::scenario::Scenario::from_json(
+        &json!({"topology": {"kind": "fat_tree", "k": 4}, "workload": {"kind": "permutation", "bytes": "1MB"}, "routing": {"scheme": "drill"}}).to_string(),
+    )
+    .unwrap();
     assert_eq!((ok.routing.d, ok.routing.m, ok.routing.engines), (Some(2), Some(1), Some(1)), "DRILL(2,1), one engine by default (DRILL §4)");
 }
 

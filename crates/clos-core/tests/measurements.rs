@@ -56,8 +56,11 @@ fn queueing_and_drops_are_attributed_to_the_hop_where_they_happen() {
     // (100 KB at 10 Gb/s = 80 us) and, with half of everything queued behind the other
     // sender's burst, at least some microseconds.
     let f = flow_file("incast.csv", [(0, 1, "5MB", "0"), (2, 1, "5MB", "0")]);
-    let s = scenario(small(&f), json!({"switch": {"buffer": "100KB"},
-        "topology": {"leaves": 2, "spines": 2, "hosts_per_leaf": 3}}));
+    let s = scenario(
+        small(&f),
+        json!({"switch": {"buffer": "100KB"},
+        "topology": {"leaves": 2, "spines": 2, "hosts_per_leaf": 3}}),
+    );
     let r = run(&s);
     let last = rows(&r, "tor_down", "queueing");
     let mean = last["mean_s"].as_f64().unwrap();
@@ -77,8 +80,11 @@ fn queue_samples_and_uplink_spread() {
     // every sample finds the other uplink empty, and the spread between two queues a and 0 is
     // a/2 (population standard deviation). The samples come every 10 us for 2 ms: 200 per port.
     let f = flow_file("spread.csv", [(0, 2, "1GB", "0")]);
-    let s = scenario(small(&f), json!({"stop": "2ms", "output": {"queue_interval": "10us"},
-        "topology": {"host_rate": "40Gbps"}, "switch": {"buffer": "1MB"}}));
+    let s = scenario(
+        small(&f),
+        json!({"stop": "2ms", "output": {"queue_interval": "10us"},
+        "topology": {"host_rate": "40Gbps"}, "switch": {"buffer": "1MB"}}),
+    );
     let r = run(&s);
     let q = &r.summary["queues"];
     let switch_ports = 2 * (2 + 2) + 2 * 2; // leaves: 2 down + 2 up each; spines: 2 down each
@@ -127,13 +133,16 @@ fn link_bins_add_up_and_measure_the_uplink_split() {
 #[test]
 fn goodput_series_per_service_add_up_to_what_each_delivered() {
     // Two services with their own flows: each service's time series sums to its delivered bytes.
-    let s = scenario(small(""), json!({
-        "stop": "3ms",
-        "workload": {"kind": "services", "file": null, "services": [
-            {"name": "a", "kind": "permutation", "bytes": "200KB"},
-            {"name": "b", "kind": "permutation", "bytes": "50KB", "start": "1ms"},
-        ]},
-    }));
+    let s = scenario(
+        small(""),
+        json!({
+            "stop": "3ms",
+            "workload": {"kind": "services", "file": null, "services": [
+                {"name": "a", "kind": "permutation", "bytes": "200KB"},
+                {"name": "b", "kind": "permutation", "bytes": "50KB", "start": "1ms"},
+            ]},
+        }),
+    );
     let r = run(&s);
     for svc in ["a", "b"] {
         let series: u64 = r.timeseries.service.iter().zip(&r.timeseries.bytes).filter(|(n, _)| *n == svc).map(|(_, b)| b).sum();
@@ -143,8 +152,16 @@ fn goodput_series_per_service_add_up_to_what_each_delivered() {
         let summary = r.summary["services"].as_array().unwrap().iter().find(|x| x["name"] == svc).unwrap();
         assert_eq!(summary["delivered_bytes"].as_u64(), Some(delivered));
     }
-    let b_first = r.timeseries.service.iter().zip(&r.timeseries.bin_start_ps).zip(&r.timeseries.bytes)
-        .filter(|((n, _), &b)| *n == "b" && b > 0).map(|((_, &t), _)| t).min().unwrap();
+    let b_first = r
+        .timeseries
+        .service
+        .iter()
+        .zip(&r.timeseries.bin_start_ps)
+        .zip(&r.timeseries.bytes)
+        .filter(|((n, _), &b)| *n == "b" && b > 0)
+        .map(|((_, &t), _)| t)
+        .min()
+        .unwrap();
     assert!(b_first >= 1_000_000_000, "service b starts at 1 ms");
 }
 

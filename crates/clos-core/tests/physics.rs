@@ -41,10 +41,7 @@ fn a_flow_with_its_own_mss_moves_payload_at_that_sizes_share_of_the_wire() {
     // get, so a sender that ignored its own MSS would exceed it. Lower bound as in the test
     // above (>= 90% here: slow start is a larger share when segments are small).
     let file = flow_file("mss.csv", &[(0, 1, "20MB")]);
-    let s = scenario(
-        dumbbell(1),
-        json!({"switch": {"buffer": "110KB"}, "transport": {"mss_min": 64}, "workload": {"file": file}}),
-    );
+    let s = scenario(dumbbell(1), json!({"switch": {"buffer": "110KB"}, "transport": {"mss_min": 64}, "workload": {"file": file}}));
     let r = run(&s);
     let m = r.flows.mss[0] as u64;
     assert!((64..=1460).contains(&m), "mss {m}");
@@ -199,7 +196,8 @@ fn every_run_conserves_packets_even_when_stopped_mid_flight() {
     );
     let r = run(&s);
     let p = &r.summary["packets"];
-    let (sent, del, drop, infl) = (p["sent"].as_u64().unwrap(), p["delivered"].as_u64().unwrap(), p["dropped"].as_u64().unwrap(), p["in_flight"].as_u64().unwrap());
+    let (sent, del, drop, infl) =
+        (p["sent"].as_u64().unwrap(), p["delivered"].as_u64().unwrap(), p["dropped"].as_u64().unwrap(), p["in_flight"].as_u64().unwrap());
     assert_eq!(sent, del + drop + infl);
     assert!(drop > 0 && infl > 0, "the scenario is meant to exercise drops and packets in flight");
 }

@@ -90,10 +90,7 @@ fn poisson_offered_load_is_within_3_percent_of_the_target_and_interarrivals_are_
     // 75,000 flows. The offered load is a sum of N flow sizes, so its relative sd is
     // sqrt((1 + CV^2) / N) = sqrt(6.3 / 75,000) = 0.9% (web search CV^2 ~ 5.3), and 3% is more
     // than 3 sd: a correct generator passes, an off-by-a-header one (5% off) cannot.
-    let s = scenario(
-        leaf_spine(8, 16),
-        json!({"workload": {"kind": "poisson", "load": 0.8, "cdf": "websearch_dctcp", "pattern": "cross_rack", "stop": "1s"}}),
-    );
+    let s = scenario(leaf_spine(8, 16), json!({"workload": {"kind": "poisson", "load": 0.8, "cdf": "websearch_dctcp", "pattern": "cross_rack", "stop": "1s"}}));
     let g = generated(&s);
     let bytes: u64 = g.flows.iter().map(|f| f.bytes).sum();
     let offered = bytes as f64 * 8.0 / (128.0 * 10e9 * 1.0);
@@ -332,8 +329,10 @@ fn bad_patterns_and_cdfs_give_clear_errors() {
         .starts_with("workload.pattern: unknown variant `ring`, expected one of `all_to_all`, `cross_rack`, `cross_pod`"));
     assert!(e(json!({"kind": "poisson", "load": 0.5, "cdf": "websearch", "stop": "1ms"}))
         .starts_with("workload.cdf: `websearch` is neither a bundled name (websearch_dctcp,"));
-    assert_eq!(e(json!({"kind": "poisson", "load": 0.5, "cdf": "websearch_dctcp"})),
-        "workload.stop: a poisson workload starts flows until it stops; set workload.stop (e.g. \"100ms\") or give the scenario a `stop` time");
+    assert_eq!(
+        e(json!({"kind": "poisson", "load": 0.5, "cdf": "websearch_dctcp"})),
+        "workload.stop: a poisson workload starts flows until it stops; set workload.stop (e.g. \"100ms\") or give the scenario a `stop` time"
+    );
     assert!(e(json!({"kind": "poisson", "load": 80, "cdf": "websearch_dctcp", "stop": "1ms"})).starts_with("workload.load: must be in (0, 1]"));
     assert_eq!(e(json!({"kind": "shuffle", "bytes": "1MB", "load": 0.5})), "workload.load: applies to poisson workloads, not shuffle; remove it");
     assert!(e(json!({"kind": "incast", "requesters": 0.1, "bytes": "10KB"})).starts_with("workload.responders: give exactly one of"));

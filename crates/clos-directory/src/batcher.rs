@@ -101,11 +101,7 @@ pub async fn run_batcher(
 /// Commits `ops` in transactions of at most `max_txn_ops`, retrying transient store failures
 /// (leader elections) until `commit_timeout`. A chunk that committed is never re-sent: retries
 /// resume at the first chunk that failed.
-async fn commit_with_retries(
-    store: &Store,
-    ops: &[(Aa, Option<Mapping>)],
-    settings: &BatchSettings,
-) -> Result<Vec<i64>, String> {
+async fn commit_with_retries(store: &Store, ops: &[(Aa, Option<Mapping>)], settings: &BatchSettings) -> Result<Vec<i64>, String> {
     let deadline = Instant::now() + settings.commit_timeout;
     let mut revisions = Vec::with_capacity(ops.len().div_ceil(settings.max_txn_ops));
     let mut backoff = Duration::from_millis(20);

@@ -142,8 +142,7 @@ fn cpu_seconds(pid: u32) -> f64 {
     // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
     let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0.0)
-        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0.0);
+    let ticks: f64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0.0) + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0.0);
     ticks / 100.0
 }
 
@@ -163,19 +162,12 @@ fn aa(i: usize) -> Aa {
 /// Runs the whole benchmark: starts a cluster, runs the update steps (which also load the
 /// mappings), then the lookup steps, prints a table and writes JSON.
 pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
-    let dir = options
-        .dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("clos-directory-bench-{}", std::process::id())));
+    let dir = options.dir.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("clos-directory-bench-{}", std::process::id())));
     std::fs::create_dir_all(&dir)?;
     let etcd = EtcdCluster::start(&dir, options.etcd, &find_etcd()?)?;
     etcd.wait_healthy(Duration::from_secs(20)).await?;
-    let server_options = ServerOptions {
-        workers: options.workers,
-        batch_window: options.batch_window.clone(),
-        log_format: "json".into(),
-        ..ServerOptions::default()
-    };
+    let server_options =
+        ServerOptions { workers: options.workers, batch_window: options.batch_window.clone(), log_format: "json".into(), ..ServerOptions::default() };
     let binary = std::env::current_exe()?;
     let ds = DirectoryServers::start(&dir, &binary, &vec![etcd.endpoints(); options.servers], &server_options)?;
     for i in 0..options.servers {
@@ -202,7 +194,10 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         written += count;
         let cpu = servers_cpu(&ds, options.servers) - cpu0;
         let step = Step { server_cpu_s: cpu, per_server_cpu_s: step.completed as f64 / cpu.max(1e-9), ..step };
-        eprintln!("  offered {rate:>8.0}/s  acked {:>8.0}/s  p50 {:.1} ms  p99 {:.1} ms  failed {}", step.completed_per_s, step.latency_ms.p50, step.latency_ms.p99, step.failed);
+        eprintln!(
+            "  offered {rate:>8.0}/s  acked {:>8.0}/s  p50 {:.1} ms  p99 {:.1} ms  failed {}",
+            step.completed_per_s, step.latency_ms.p50, step.latency_ms.p99, step.failed
+        );
         updates.push(step);
     }
     // Give the change streams a moment so every server holds every mapping.
@@ -215,7 +210,10 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         let step = lookup_step(&agents, rate, options.step, options.burst, written.max(options.agents), &mut rng).await;
         let cpu = servers_cpu(&ds, options.servers) - cpu0;
         let step = Step { server_cpu_s: cpu, per_server_cpu_s: step.completed as f64 * options.k as f64 / cpu.max(1e-9), ..step };
-        eprintln!("  offered {rate:>8.0}/s  answered {:>8.0}/s  p50 {:.2} ms  p99 {:.2} ms  p99.9 {:.2} ms  failed {}", step.completed_per_s, step.latency_ms.p50, step.latency_ms.p99, step.latency_ms.p999, step.failed);
+        eprintln!(
+            "  offered {rate:>8.0}/s  answered {:>8.0}/s  p50 {:.2} ms  p99 {:.2} ms  p99.9 {:.2} ms  failed {}",
+            step.completed_per_s, step.latency_ms.p50, step.latency_ms.p99, step.latency_ms.p999, step.failed
+        );
         lookups.push(step);
     }
     // The highest rate of the longest run of passing steps from the lowest rate up: a rate that
@@ -242,8 +240,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
     };
     print_table(&report);
     if let Some(out) = &options.out {
-        std::fs::write(out, serde_json::to_string_pretty(&report)?)
-            .map_err(|e| anyhow::anyhow!("--out: cannot write {}: {e}", out.display()))?;
+        std::fs::write(out, serde_json::to_string_pretty(&report)?).map_err(|e| anyhow::anyhow!("--out: cannot write {}: {e}", out.display()))?;
         eprintln!("wrote {}", out.display());
     }
     drop(agents);
@@ -255,13 +252,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn update_step(
-    agents: &[Arc<Resolver>],
-    rate: f64,
-    length: Duration,
-    first: usize,
-    rng: &mut Xoshiro256PlusPlus,
-) -> (Step, usize) {
+async fn update_step(agents: &[Arc<Resolver>], rate: f64, length: Duration, first: usize, rng: &mut Xoshiro256PlusPlus) -> (Step, usize) {
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let lags = Arc::new(Mutex::new(Vec::new()));
     let failed = Arc::new(Mutex::new(0usize));
@@ -292,14 +283,7 @@ async fn update_step(
     (measured(rate, length, start, &latencies, &lags, &failed), count)
 }
 
-async fn lookup_step(
-    agents: &[Arc<Resolver>],
-    rate: f64,
-    length: Duration,
-    burst: usize,
-    population: usize,
-    rng: &mut Xoshiro256PlusPlus,
-) -> Step {
+async fn lookup_step(agents: &[Arc<Resolver>], rate: f64, length: Duration, burst: usize, population: usize, rng: &mut Xoshiro256PlusPlus) -> Step {
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let lags = Arc::new(Mutex::new(Vec::new()));
     let failed = Arc::new(Mutex::new(0usize));
@@ -355,17 +339,37 @@ fn micros(d: Duration) -> u32 {
 }
 
 fn print_table(r: &BenchReport) {
-    println!("\nVL2 directory benchmark: {} directory servers x {} worker(s), {} etcd members, {} agents, k = {}, bursts of {}, {} s steps, {} cores",
-        r.servers, r.workers_per_server, r.etcd_members, r.agents, r.k, r.burst, r.step_s, r.cores);
+    println!(
+        "\nVL2 directory benchmark: {} directory servers x {} worker(s), {} etcd members, {} agents, k = {}, bursts of {}, {} s steps, {} cores",
+        r.servers, r.workers_per_server, r.etcd_members, r.agents, r.k, r.burst, r.step_s, r.cores
+    );
     println!("\n| updates offered/s | acked/s | p50 ms | p99 ms | p99.9 ms | failed | generator lag p99 ms |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     for s in &r.updates {
-        println!("| {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {} | {:.1} |", s.offered_per_s, s.completed_per_s, s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.p999, s.failed, s.generator_lag_p99_ms);
+        println!(
+            "| {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {} | {:.1} |",
+            s.offered_per_s, s.completed_per_s, s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.p999, s.failed, s.generator_lag_p99_ms
+        );
     }
     println!("\n| lookups offered/s | answered/s | per server/s | p50 ms | p99 ms | p99.9 ms | failed | generator lag p99 ms | server requests per CPU-s |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for s in &r.lookups {
-        println!("| {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.0} |", s.offered_per_s, s.completed_per_s, s.completed_per_s / r.servers as f64, s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.p999, s.failed, s.generator_lag_p99_ms, s.per_server_cpu_s);
+        println!(
+            "| {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.0} |",
+            s.offered_per_s,
+            s.completed_per_s,
+            s.completed_per_s / r.servers as f64,
+            s.latency_ms.p50,
+            s.latency_ms.p99,
+            s.latency_ms.p999,
+            s.failed,
+            s.generator_lag_p99_ms,
+            s.per_server_cpu_s
+        );
     }
-    println!("\nhighest lookup rate with p99 < 10 ms: {:.0}/s ({:.0}/s per directory server)", r.max_lookup_rate_p99_under_10ms, r.max_lookup_rate_p99_under_10ms / r.servers as f64);
+    println!(
+        "\nhighest lookup rate with p99 < 10 ms: {:.0}/s ({:.0}/s per directory server)",
+        r.max_lookup_rate_p99_under_10ms,
+        r.max_lookup_rate_p99_under_10ms / r.servers as f64
+    );
 }

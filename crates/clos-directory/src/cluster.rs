@@ -79,8 +79,7 @@ pub struct EtcdCluster {
 impl EtcdCluster {
     pub fn start(dir: &Path, size: usize, etcd: &Path) -> anyhow::Result<EtcdCluster> {
         let ports: Vec<(u16, u16)> = (0..size).map(|_| Ok((free_port()?, free_port()?))).collect::<std::io::Result<_>>()?;
-        let initial: Vec<String> =
-            ports.iter().enumerate().map(|(i, (_, peer))| format!("e{i}=http://127.0.0.1:{peer}")).collect();
+        let initial: Vec<String> = ports.iter().enumerate().map(|(i, (_, peer))| format!("e{i}=http://127.0.0.1:{peer}")).collect();
         let token = format!("clos-{}-{}", std::process::id(), ports[0].0);
         let mut nodes = Vec::new();
         for (i, (client, peer)) in ports.iter().enumerate() {
@@ -89,19 +88,32 @@ impl EtcdCluster {
             let client_url = format!("http://127.0.0.1:{client}");
             let peer_url = format!("http://127.0.0.1:{peer}");
             let args = vec![
-                "--name".into(), name.clone(),
-                "--data-dir".into(), data_dir.display().to_string(),
-                "--listen-client-urls".into(), client_url.clone(),
-                "--advertise-client-urls".into(), client_url.clone(),
-                "--listen-peer-urls".into(), peer_url.clone(),
-                "--initial-advertise-peer-urls".into(), peer_url,
-                "--initial-cluster".into(), initial.join(","),
-                "--initial-cluster-state".into(), "new".into(),
-                "--initial-cluster-token".into(), token.clone(),
-                "--heartbeat-interval".into(), "50".into(),
-                "--election-timeout".into(), "500".into(),
-                "--logger".into(), "zap".into(),
-                "--log-level".into(), "warn".into(),
+                "--name".into(),
+                name.clone(),
+                "--data-dir".into(),
+                data_dir.display().to_string(),
+                "--listen-client-urls".into(),
+                client_url.clone(),
+                "--advertise-client-urls".into(),
+                client_url.clone(),
+                "--listen-peer-urls".into(),
+                peer_url.clone(),
+                "--initial-advertise-peer-urls".into(),
+                peer_url,
+                "--initial-cluster".into(),
+                initial.join(","),
+                "--initial-cluster-state".into(),
+                "new".into(),
+                "--initial-cluster-token".into(),
+                token.clone(),
+                "--heartbeat-interval".into(),
+                "50".into(),
+                "--election-timeout".into(),
+                "500".into(),
+                "--logger".into(),
+                "zap".into(),
+                "--log-level".into(),
+                "warn".into(),
             ];
             let log = dir.join(format!("{name}.log"));
             nodes.push(EtcdNode { name, client_url, data_dir, log, child: None, args });
@@ -122,10 +134,8 @@ impl EtcdCluster {
         let node = &mut self.nodes[i];
         kill(&mut node.child);
         let log = File::options().create(true).append(true).open(&node.log)?;
-        let child = spawn_tied(
-            Command::new(&self.etcd).args(&node.args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log),
-        )
-        .with_context(|| format!("cannot run {}", self.etcd.display()))?;
+        let child = spawn_tied(Command::new(&self.etcd).args(&node.args).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log))
+            .with_context(|| format!("cannot run {}", self.etcd.display()))?;
         node.child = Some(child);
         Ok(())
     }
@@ -239,26 +249,15 @@ pub struct DirectoryServers {
 impl DirectoryServers {
     /// Writes one config per server (store endpoints may differ per server, e.g. to route one
     /// through a partitionable proxy) and starts them.
-    pub fn start(
-        dir: &Path,
-        binary: &Path,
-        store_endpoints: &[Vec<String>],
-        options: &ServerOptions,
-    ) -> anyhow::Result<DirectoryServers> {
-        let addrs: Vec<SocketAddr> = store_endpoints
-            .iter()
-            .map(|_| Ok(SocketAddr::from(([127, 0, 0, 1], free_port()?))))
-            .collect::<std::io::Result<_>>()?;
+    pub fn start(dir: &Path, binary: &Path, store_endpoints: &[Vec<String>], options: &ServerOptions) -> anyhow::Result<DirectoryServers> {
+        let addrs: Vec<SocketAddr> = store_endpoints.iter().map(|_| Ok(SocketAddr::from(([127, 0, 0, 1], free_port()?)))).collect::<std::io::Result<_>>()?;
         let token_file = dir.join("token");
         std::fs::write(&token_file, &options.token)?;
         let mut servers = Vec::new();
         for (i, endpoints) in store_endpoints.iter().enumerate() {
             let name = format!("ds{i}");
-            let peers: Vec<String> = if options.push_to_peers {
-                addrs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, a)| format!("\"{a}\"")).collect()
-            } else {
-                Vec::new()
-            };
+            let peers: Vec<String> =
+                if options.push_to_peers { addrs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, a)| format!("\"{a}\"")).collect() } else { Vec::new() };
             let endpoints: Vec<String> = endpoints.iter().map(|e| format!("\"{e}\"")).collect();
             let mut text = String::new();
             let _ = writeln!(text, "# Directory server {name}, written by clos-directory's local cluster.");
@@ -272,11 +271,7 @@ impl DirectoryServers {
             );
             let _ = writeln!(text, "\n[updates]\nbatch_window = \"{}\"", options.batch_window);
             let _ = writeln!(text, "\n[policy]\nisolate_services = {}", options.isolate_services);
-            let _ = writeln!(
-                text,
-                "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}",
-                options.hello_timeout, options.max_unauthenticated
-            );
+            let _ = writeln!(text, "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}", options.hello_timeout, options.max_unauthenticated);
             let config = dir.join(format!("{name}.toml"));
             std::fs::write(&config, text)?;
             let log = dir.join(format!("{name}.log"));
@@ -297,16 +292,9 @@ impl DirectoryServers {
         let s = &mut self.servers[i];
         kill(&mut s.child);
         let log = File::options().create(true).append(true).open(&s.log)?;
-        let child = spawn_tied(
-            Command::new(&self.binary)
-                .arg("serve")
-                .arg("--config")
-                .arg(&s.config)
-                .stdin(Stdio::null())
-                .stdout(log.try_clone()?)
-                .stderr(log),
-        )
-        .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        let child =
+            spawn_tied(Command::new(&self.binary).arg("serve").arg("--config").arg(&s.config).stdin(Stdio::null()).stdout(log.try_clone()?).stderr(log))
+                .with_context(|| format!("cannot run {}", self.binary.display()))?;
         s.child = Some(child);
         Ok(())
     }

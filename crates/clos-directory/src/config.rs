@@ -65,11 +65,7 @@ pub struct SessionConfig {
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig {
-            hello_timeout: defaults::hello_timeout(),
-            max_unauthenticated: defaults::max_unauthenticated(),
-            max_sessions: defaults::max_sessions(),
-        }
+        SessionConfig { hello_timeout: defaults::hello_timeout(), max_unauthenticated: defaults::max_unauthenticated(), max_sessions: defaults::max_sessions() }
     }
 }
 
@@ -165,42 +161,27 @@ mod defaults {
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        SyncConfig {
-            resync_interval: defaults::resync_interval(),
-            probe_interval: defaults::probe_interval(),
-            max_staleness: defaults::max_staleness(),
-        }
+        SyncConfig { resync_interval: defaults::resync_interval(), probe_interval: defaults::probe_interval(), max_staleness: defaults::max_staleness() }
     }
 }
 
 impl Default for UpdateConfig {
     fn default() -> Self {
-        UpdateConfig {
-            batch_window: defaults::batch_window(),
-            max_txn_ops: defaults::max_txn_ops(),
-            commit_timeout: defaults::commit_timeout(),
-        }
+        UpdateConfig { batch_window: defaults::batch_window(), max_txn_ops: defaults::max_txn_ops(), commit_timeout: defaults::commit_timeout() }
     }
 }
 
 impl ServerConfig {
     /// Reads and checks a config file. The error names the file, the field and the fix.
     pub fn load(path: &Path) -> Result<ServerConfig, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read the config file: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the config file: {e}", path.display()))?;
         let mut config = ServerConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if config.token.is_some() && config.token_file.is_some() {
             return Err(format!("{}: token, token_file: give one of them, not both", path.display()));
         }
         if let Some(file) = &config.token_file {
-            let file = if file.is_relative() {
-                path.parent().unwrap_or(Path::new(".")).join(file)
-            } else {
-                file.clone()
-            };
-            let token = std::fs::read_to_string(&file).map_err(|e| {
-                format!("{}: token_file: cannot read {}: {e}", path.display(), file.display())
-            })?;
+            let file = if file.is_relative() { path.parent().unwrap_or(Path::new(".")).join(file) } else { file.clone() };
+            let token = std::fs::read_to_string(&file).map_err(|e| format!("{}: token_file: cannot read {}: {e}", path.display(), file.display()))?;
             config.token = Some(token.trim().to_string());
         }
         config.check().map_err(|e| format!("{}: {e}", path.display()))?;
@@ -218,20 +199,13 @@ impl ServerConfig {
         }
         let token = self.token.as_deref().unwrap_or("");
         if token.is_empty() || token.len() > crate::wire::message::MAX_TOKEN_LEN {
-            return Err(format!(
-                "token: must be 1 to {} bytes, got {}",
-                crate::wire::message::MAX_TOKEN_LEN,
-                token.len()
-            ));
+            return Err(format!("token: must be 1 to {} bytes, got {}", crate::wire::message::MAX_TOKEN_LEN, token.len()));
         }
         if self.workers == 0 || self.workers > 256 {
             return Err(format!("workers: {} is out of range; use 1 to 256", self.workers));
         }
         if !(64..=1 << 20).contains(&self.max_frame_bytes) {
-            return Err(format!(
-                "max_frame_bytes: {} is out of range; use 64 to 1048576",
-                self.max_frame_bytes
-            ));
+            return Err(format!("max_frame_bytes: {} is out of range; use 64 to 1048576", self.max_frame_bytes));
         }
         let sessions = &self.sessions;
         if sessions.hello_timeout.is_zero() {

@@ -115,11 +115,7 @@ impl Connection {
     }
 }
 
-async fn write_requests(
-    mut wr: tokio::net::tcp::OwnedWriteHalf,
-    mut queue: mpsc::UnboundedReceiver<Request>,
-    connection: Weak<Connection>,
-) {
+async fn write_requests(mut wr: tokio::net::tcp::OwnedWriteHalf, mut queue: mpsc::UnboundedReceiver<Request>, connection: Weak<Connection>) {
     let mut out = Vec::with_capacity(16 * 1024);
     while let Some(request) = queue.recv().await {
         request.encode(&mut out);
@@ -139,12 +135,7 @@ async fn write_requests(
     }
 }
 
-async fn read_replies(
-    mut rd: tokio::net::tcp::OwnedReadHalf,
-    mut frames: FrameBuffer,
-    weak: Weak<Connection>,
-    corrections: Option<CorrectionSink>,
-) {
+async fn read_replies(mut rd: tokio::net::tcp::OwnedReadHalf, mut frames: FrameBuffer, weak: Weak<Connection>, corrections: Option<CorrectionSink>) {
     loop {
         // Hold the connection only while routing replies, never across the read below.
         let Some(connection) = weak.upgrade() else { return };
@@ -172,11 +163,7 @@ fn route_replies(frames: &mut FrameBuffer, connection: &Connection, corrections:
         };
         let Ok(reply) = Reply::decode(body) else { return false };
         let id = match &reply {
-            Reply::Found { id, .. }
-            | Reply::NotFound { id }
-            | Reply::Denied { id }
-            | Reply::Unavailable { id, .. }
-            | Reply::Acked { id, .. } => *id,
+            Reply::Found { id, .. } | Reply::NotFound { id } | Reply::Denied { id } | Reply::Unavailable { id, .. } | Reply::Acked { id, .. } => *id,
             Reply::Correction { target, la, revision } => {
                 if let Some(sink) = corrections {
                     sink(*target, *la, *revision);

@@ -8,9 +8,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration: write a number and a unit, e.g. \"50ms\" or \"30s\""))?;
+    let value: f64 = number.parse().map_err(|_| format!("'{text}' is not a duration: write a number and a unit, e.g. \"50ms\" or \"30s\""))?;
     let seconds = match unit.trim() {
         "us" => value * 1e-6,
         "ms" => value * 1e-3,

@@ -33,12 +33,7 @@ impl Freshness {
             return Some("not yet synchronised with the store".into());
         }
         let age = self.origin.elapsed().saturating_sub(Duration::from_micros(last));
-        (age > self.max_staleness).then(|| {
-            format!(
-                "no contact with the store for {:.1} s (max_staleness {:.1} s)",
-                age.as_secs_f64(),
-                self.max_staleness.as_secs_f64()
-            )
-        })
+        (age > self.max_staleness)
+            .then(|| format!("no contact with the store for {:.1} s (max_staleness {:.1} s)", age.as_secs_f64(), self.max_staleness.as_secs_f64()))
     }
 }

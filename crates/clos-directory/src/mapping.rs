@@ -32,16 +32,10 @@ pub fn validate_service(service: &str) -> Result<(), String> {
         return Err("service is empty: give the service the AA belongs to, e.g. \"web\"".into());
     }
     if service.len() > MAX_SERVICE_LEN {
-        return Err(format!(
-            "service is {} bytes long; the limit is {MAX_SERVICE_LEN}",
-            service.len()
-        ));
+        return Err(format!("service is {} bytes long; the limit is {MAX_SERVICE_LEN}", service.len()));
     }
     if !service.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "service '{}' has a space or non-ASCII character; use letters, digits and punctuation only",
-            service.escape_default()
-        ));
+        return Err(format!("service '{}' has a space or non-ASCII character; use letters, digits and punctuation only", service.escape_default()));
     }
     Ok(())
 }
@@ -54,9 +48,7 @@ impl Mapping {
 
     pub fn from_store_value(value: &[u8]) -> Result<Mapping, String> {
         let text = std::str::from_utf8(value).map_err(|_| "value is not UTF-8".to_string())?;
-        let (la, service) = text
-            .split_once(' ')
-            .ok_or_else(|| format!("value '{text}' is not '<la> <service>'"))?;
+        let (la, service) = text.split_once(' ').ok_or_else(|| format!("value '{text}' is not '<la> <service>'"))?;
         validate_service(service)?;
         Ok(Mapping { la: la.parse()?, service: service.to_string() })
     }

@@ -51,12 +51,8 @@ pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broa
 
 fn encode(message: PeerMessage, out: &mut Vec<u8>) {
     let request = match message {
-        PeerMessage::Committed { aa, versioned } => {
-            Request::PeerPush { aa, revision: versioned.revision, mapping: versioned.mapping }
-        }
-        PeerMessage::Correction { sender, target, la, revision } => {
-            Request::PeerCorrection { sender, target, la, revision }
-        }
+        PeerMessage::Committed { aa, versioned } => Request::PeerPush { aa, revision: versioned.revision, mapping: versioned.mapping },
+        PeerMessage::Correction { sender, target, la, revision } => Request::PeerCorrection { sender, target, la, revision },
     };
     request.encode(out);
 }

@@ -86,10 +86,7 @@ mod tests {
     fn isolation_admits_own_service_and_explicit_rules_only() {
         let p = Policy::new(&PolicyConfig {
             isolate_services: true,
-            allow: vec![
-                Allow { from: "web".into(), to: "db".into() },
-                Allow { from: "*".into(), to: "dns".into() },
-            ],
+            allow: vec![Allow { from: "web".into(), to: "db".into() }, Allow { from: "*".into(), to: "dns".into() }],
         });
         assert!(p.allows(Some("web"), "web"));
         assert!(p.allows(Some("web"), "db"));

@@ -302,14 +302,7 @@ impl Resolver {
         for (connection, id) in sent {
             connection.forget(id);
         }
-        results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(LookupError::Unavailable(format!("no answer within {:?}", self.config.lookup_timeout)))
-                })
-            })
-            .collect()
+        results.into_iter().map(|r| r.unwrap_or_else(|| Err(LookupError::Unavailable(format!("no answer within {:?}", self.config.lookup_timeout))))).collect()
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -99,9 +99,7 @@ fn raise_descriptor_limit() {
 
 /// Starts every task of a directory server and serves until the process is told to stop.
 pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("listen: cannot bind {}: {e}", config.listen))?;
+    let listener = TcpListener::bind(config.listen).await.map_err(|e| anyhow::anyhow!("listen: cannot bind {}: {e}", config.listen))?;
     let store = loop {
         match Store::connect(&config.store.endpoints, &config.store.prefix, config.store.request_timeout).await {
             Ok(store) => break store,
@@ -126,11 +124,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         store,
         table.clone(),
         committed.clone(),
-        BatchSettings {
-            window: config.updates.batch_window,
-            max_txn_ops: config.updates.max_txn_ops,
-            commit_timeout: config.updates.commit_timeout,
-        },
+        BatchSettings { window: config.updates.batch_window, max_txn_ops: config.updates.max_txn_ops, commit_timeout: config.updates.commit_timeout },
     ));
     for peer in &config.peers {
         tokio::spawn(push_to_peers(*peer, config.token().to_vec(), committed.subscribe()));
@@ -192,8 +186,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
 }
 
 async fn shutdown_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("install SIGTERM handler");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
@@ -304,14 +297,7 @@ fn reject(message: &str, session: u64, out: &mut Vec<u8>) -> Next {
     Next::Close
 }
 
-fn handle(
-    request: Request,
-    peer: &mut Option<Peer>,
-    shared: &Shared,
-    outbox: &mpsc::UnboundedSender<Reply>,
-    session: u64,
-    out: &mut Vec<u8>,
-) -> Next {
+fn handle(request: Request, peer: &mut Option<Peer>, shared: &Shared, outbox: &mpsc::UnboundedSender<Reply>, session: u64, out: &mut Vec<u8>) -> Next {
     let Some(me) = *peer else {
         let Request::Hello { role, aa, token } = request else {
             return reject("unauthenticated: the first request of a session must be Hello with the cluster token", session, out);
@@ -395,12 +381,7 @@ fn correct(shared: &Shared, sender: Aa, target: Aa, la: La, revision: i64) -> us
     let agents = shared.agents.lock().expect("agents lock poisoned");
     let delivered = agents
         .get(&sender)
-        .map(|sessions| {
-            sessions
-                .iter()
-                .filter(|(_, outbox)| outbox.send(Reply::Correction { target, la, revision }).is_ok())
-                .count()
-        })
+        .map(|sessions| sessions.iter().filter(|(_, outbox)| outbox.send(Reply::Correction { target, la, revision }).is_ok()).count())
         .unwrap_or(0);
     info!(%sender, %target, %la, delivered, "reactive cache correction");
     delivered

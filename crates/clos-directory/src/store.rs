@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{
-    Client, ConnectOptions, EventType, GetOptions, Txn, TxnOp, WatchOptions, WatchStream,
-};
+use etcd_client::{Client, ConnectOptions, EventType, GetOptions, Txn, TxnOp, WatchOptions, WatchStream};
 use rustc_hash::FxHashMap;
 
 use crate::address::Aa;
@@ -143,11 +141,12 @@ impl Store {
             })
             .collect();
         let txn = Txn::new().and_then(txn_ops);
-        let response = self.on_some_member(|c| {
-            let txn = txn.clone();
-            async move { c.kv_client().txn(txn).await }
-        })
-        .await?;
+        let response = self
+            .on_some_member(|c| {
+                let txn = txn.clone();
+                async move { c.kv_client().txn(txn).await }
+            })
+            .await?;
         Ok(response.header().ok_or(StoreError::NoHeader)?.revision())
     }
 
@@ -229,9 +228,7 @@ impl Store {
                 async move { c.kv_client().get(key, None).await }
             })
             .await?;
-        Ok(r.kvs()
-            .first()
-            .and_then(|kv| parse_entry(&prefix, kv.key(), kv.value()).map(|(_, m)| (m, kv.mod_revision()))))
+        Ok(r.kvs().first().and_then(|kv| parse_entry(&prefix, kv.key(), kv.value()).map(|(_, m)| (m, kv.mod_revision()))))
     }
 }
 
@@ -250,11 +247,7 @@ impl ChangeStream {
                 return Ok(None);
             };
             if response.canceled() {
-                return Err(StoreError::WatchCancelled(format!(
-                    "{} (compacted at revision {})",
-                    response.cancel_reason(),
-                    response.compact_revision()
-                )));
+                return Err(StoreError::WatchCancelled(format!("{} (compacted at revision {})", response.cancel_reason(), response.compact_revision())));
             }
             if response.events().is_empty() {
                 continue;
@@ -262,7 +255,8 @@ impl ChangeStream {
             let mut changes = Vec::with_capacity(response.events().len());
             for event in response.events() {
                 let Some(kv) = event.kv() else { continue };
-                let Some(aa) = kv.key().strip_prefix(self.prefix.as_bytes()).and_then(|k| std::str::from_utf8(k).ok()).and_then(|k| k.parse::<Aa>().ok()) else {
+                let Some(aa) = kv.key().strip_prefix(self.prefix.as_bytes()).and_then(|k| std::str::from_utf8(k).ok()).and_then(|k| k.parse::<Aa>().ok())
+                else {
                     continue;
                 };
                 let mapping = match event.event_type() {

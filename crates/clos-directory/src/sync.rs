@@ -38,12 +38,7 @@ pub async fn keep_in_sync(store: Store, table: Arc<Table>, freshness: Arc<Freshn
     }
 }
 
-async fn follow(
-    store: &Store,
-    table: &Table,
-    freshness: &Freshness,
-    settings: &SyncSettings,
-) -> Result<(), crate::store::StoreError> {
+async fn follow(store: &Store, table: &Table, freshness: &Freshness, settings: &SyncSettings) -> Result<(), crate::store::StoreError> {
     let (snapshot, revision, skipped) = store.snapshot().await?;
     let rows = snapshot.len();
     table.merge_snapshot(snapshot, revision);

@@ -52,9 +52,7 @@ impl Table {
         let entries = &self.entries.read().expect("table lock poisoned").map;
         let from = entries.get(&requester).and_then(|v| v.mapping.as_ref()).map(|m| m.service.as_str());
         match entries.get(&target).and_then(|v| v.mapping.as_ref().map(|m| (m, v.revision))) {
-            Some((m, revision)) if policy.allows(from, &m.service) => {
-                Resolution::Found { la: m.la, revision }
-            }
+            Some((m, revision)) if policy.allows(from, &m.service) => Resolution::Found { la: m.la, revision },
             Some(_) => Resolution::Denied,
             None if from.is_some() || !policy.isolates() => Resolution::NotFound,
             None => Resolution::Denied,

@@ -44,17 +44,16 @@ fn validate(scenario_json: &str, build: bool) -> PyResult<String> {
     Ok(s.to_json())
 }
 
-/// `(name, description, [(parameter, default, doc)])` of every load-balancing scheme.
+/// A load-balancing scheme as Python sees it: `(name, description, [(parameter, default, doc)])`.
+type SchemeRow = (String, String, Vec<(String, String, String)>);
+
+/// Every load-balancing scheme.
 #[pyfunction]
-fn schemes() -> Vec<(String, String, Vec<(String, String, String)>)> {
+fn schemes() -> Vec<SchemeRow> {
     Scheme::ALL
         .iter()
         .map(|(s, d)| {
-            let params = PARAMS
-                .iter()
-                .filter(|p| p.schemes.contains(s))
-                .map(|p| (p.name.to_string(), p.default.to_string(), p.doc.to_string()))
-                .collect();
+            let params = PARAMS.iter().filter(|p| p.schemes.contains(s)).map(|p| (p.name.to_string(), p.default.to_string(), p.doc.to_string())).collect();
             (s.name().to_string(), d.to_string(), params)
         })
         .collect()
@@ -121,7 +120,30 @@ fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("summary", r.summary.to_string())?;
     out.set_item(
         "flows",
-        table!(py, r.flows, id, src, dst, service, bytes, mss, delivered, start_ps, end_ps, finished, fct_ps, ideal_fct_ps, slowdown, retransmits, timeouts, dupacks, out_of_order, reordered, spurious_retransmits, drops),
+        table!(
+            py,
+            r.flows,
+            id,
+            src,
+            dst,
+            service,
+            bytes,
+            mss,
+            delivered,
+            start_ps,
+            end_ps,
+            finished,
+            fct_ps,
+            ideal_fct_ps,
+            slowdown,
+            retransmits,
+            timeouts,
+            dupacks,
+            out_of_order,
+            reordered,
+            spurious_retransmits,
+            drops
+        ),
     )?;
     out.set_item("links", table!(py, r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation))?;
     out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;

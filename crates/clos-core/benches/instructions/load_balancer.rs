@@ -26,8 +26,7 @@ struct Input {
 fn decisions(scheme: &str) -> Input {
     let mut fabric = fixture::fabric(scheme);
     let s = &fabric.scenario;
-    let fwd = Forwarder::new(&s.routing, &fabric.topo, &fabric.routes, s.transport.mss, &mut Streams::new(s.seed))
-        .expect("B1's routing is valid");
+    let fwd = Forwarder::new(&s.routing, &fabric.topo, &fabric.routes, s.transport.mss, &mut Streams::new(s.seed)).expect("B1's routing is valid");
     for port in 0..fabric.ports.len() as u32 {
         if !fabric.topo.is_host(fabric.topo.ports[port as usize].from) {
             for _ in 0..mix64(port as u64) % 60 {

@@ -27,8 +27,7 @@ struct Offer {
 fn offers() -> (Ports, Vec<Offer>) {
     let Fabric { topo, mut ports, .. } = fixture::fabric("ecmp");
     ports.model_entering(clos_core::lb::params::DEFAULT_ENTERING.0);
-    let uplinks: Vec<u32> =
-        topo.tors[..4].iter().flat_map(|&tor| topo.ports_of(tor)).filter(|&p| !topo.is_host(ports.peer(p))).collect();
+    let uplinks: Vec<u32> = topo.tors[..4].iter().flat_map(|&tor| topo.ports_of(tor)).filter(|&p| !topo.is_host(ports.peer(p))).collect();
     let (ack, data) = (wire::frame(0, 0), wire::frame(1460, 0));
     let mean_wire = (5 * ack + 11 * data) / 16;
     // 800 ps per byte at 10 Gb/s; offers spread over the uplinks at 1.02 times their rate.

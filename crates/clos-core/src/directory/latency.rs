@@ -95,7 +95,10 @@ impl From<LatencySpec> for Value {
 #[derive(Clone, Copy, Debug)]
 pub enum Latency {
     /// `dist` plus a fixed network round trip.
-    Measured { dist: Measured, network: Time },
+    Measured {
+        dist: Measured,
+        network: Time,
+    },
     Fixed(Time),
 }
 

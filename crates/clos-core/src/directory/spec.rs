@@ -143,7 +143,10 @@ impl DirectorySpec {
                     let slot = hosts_under(&topo, from_tor).iter().position(|&h| h == from).expect("a host is under its ToR");
                     let under = hosts_under(&topo, topo.tors[t as usize]);
                     *under.get(slot).ok_or_else(|| {
-                        bad(field("to"), format!("tor{t} has only {} hosts, none at position {slot} like AA {aa}'s host {from}; name a host instead", under.len()))
+                        bad(
+                            field("to"),
+                            format!("tor{t} has only {} hosts, none at position {slot} like AA {aa}'s host {from}; name a host instead", under.len()),
+                        )
                     })?
                 }
             };
@@ -242,13 +245,14 @@ mod tests {
     #[test]
     fn bad_migrations_are_named() {
         let e = |m: Value| with(serde_json::json!({"migrations": [m]})).unwrap_err();
-        assert_eq!(
-            e(serde_json::json!({"at": "1ms", "aa": 80, "to": 50})),
-            "directory.migrations[0].aa: host 80 does not exist; the fabric has hosts 0-79"
+        assert_eq!(e(serde_json::json!({"at": "1ms", "aa": 80, "to": 50})), "directory.migrations[0].aa: host 80 does not exist; the fabric has hosts 0-79");
+        assert!(
+            e(serde_json::json!({"at": "1ms", "aa": 3, "to": "tor4"})).starts_with("directory.migrations[0].to: tor4 does not exist; the fabric has tor0-tor3")
         );
-        assert!(e(serde_json::json!({"at": "1ms", "aa": 3, "to": "tor4"})).starts_with("directory.migrations[0].to: tor4 does not exist; the fabric has tor0-tor3"));
         assert!(e(serde_json::json!({"at": "1ms", "aa": 3, "to": 7})).starts_with("directory.migrations[0].to: host 7 is under tor0, where AA 3 already is"));
-        assert!(e(serde_json::json!({"at": "20ms", "aa": 3, "to": 70})).starts_with("directory.migrations[0].at: 20ms is not before the scenario's stop (20ms)"));
+        assert!(
+            e(serde_json::json!({"at": "20ms", "aa": 3, "to": 70})).starts_with("directory.migrations[0].at: 20ms is not before the scenario's stop (20ms)")
+        );
         assert!(e(serde_json::json!({"at": "1ms", "aa": "tor1", "to": 70})).starts_with("directory.migrations[0].aa: names a ToR"));
         assert!(e(serde_json::json!({"at": "1ms", "aa": 3, "to": "rack2"})).starts_with("directory.migrations[0].to: `\"rack2\"`: expected a host"));
         assert!(e(serde_json::json!({"at": "1ms", "aa": 3, "to": 70, "when": 1})).starts_with("directory.migrations[0].when: unknown field"));

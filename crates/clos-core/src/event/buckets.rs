@@ -44,12 +44,7 @@ impl Buckets {
     pub(super) fn new(buckets: usize) -> Buckets {
         let arena = vec![[super::PLACEHOLDER; CHUNK]; buckets];
         crate::huge_pages::advise(&arena);
-        Buckets {
-            chains: (0..buckets as u32).map(|c| Chain { first: c, last: c, len: 0 }).collect(),
-            arena,
-            next: vec![u32::MAX; buckets],
-            free: Vec::new(),
-        }
+        Buckets { chains: (0..buckets as u32).map(|c| Chain { first: c, last: c, len: 0 }).collect(), arena, next: vec![u32::MAX; buckets], free: Vec::new() }
     }
 
     /// Entries in bucket `slot`.

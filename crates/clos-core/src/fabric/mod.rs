@@ -477,7 +477,9 @@ pub enum Offered {
     /// The link was idle: it started at once.
     Started(Enqueued),
     /// It waits in its class queue; drain the port at `drain_at` if given.
-    Waiting { drain_at: Option<Time> },
+    Waiting {
+        drain_at: Option<Time>,
+    },
 }
 
 #[cfg(test)]
@@ -487,7 +489,8 @@ mod tests {
     use crate::units::Rate;
 
     fn ports() -> (Ports, u32) {
-        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        let t =
+            build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
         let leaf_up = t.ports_of(t.tors[0]).find(|&p| !t.is_host(t.ports[p as usize].to)).unwrap();
         (Ports::new(&t, 3000, Some(1000)), leaf_up)
     }
@@ -532,7 +535,8 @@ mod tests {
     /// 100 ns window only the frame of 1,000 ns is entering: 10,130 B are visible.
     #[test]
     fn a_streak_of_arrivals_hides_only_the_packets_still_entering() {
-        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(40_000_000_000), Rate(40_000_000_000), 1_000_000).unwrap();
+        let t =
+            build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(40_000_000_000), Rate(40_000_000_000), 1_000_000).unwrap();
         let port = t.ports_of(t.tors[0]).find(|&p| !t.is_host(t.ports[p as usize].to)).unwrap();
         for (visibility, visible) in [(Visibility::Serialisation, 7_054), (Visibility::After(100_000), 10_130), (Visibility::After(0), 11_668)] {
             let mut p = Ports::new(&t, 1_000_000, None);
@@ -553,11 +557,14 @@ mod tests {
     #[test]
     fn class_queues_mark_at_enqueue_or_at_dequeue() {
         let (_, port) = ports();
-        let t = build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        let t =
+            build(&LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
         for (dequeue, marks) in [(false, [false, true, true]), (true, [false, true, false])] {
             let mut p = Ports::new(&t, 30_000, Some(1000));
             p.schedule_classes(&t, &[scheduler::Class { priority: 0, weight: 1 }], 1538, dequeue);
-            let Offered::Started(Enqueued::Accepted { mark, queueing: 0, .. }) = p.offer(port, 0, 0, 1500, true, 0) else { panic!("an idle port starts at once") };
+            let Offered::Started(Enqueued::Accepted { mark, queueing: 0, .. }) = p.offer(port, 0, 0, 1500, true, 0) else {
+                panic!("an idle port starts at once")
+            };
             assert!(!mark);
             assert_eq!(p.offer(port, 0, 1, 1500, true, 0), Offered::Waiting { drain_at: Some(1_200_000) });
             assert_eq!(p.offer(port, 0, 2, 1500, true, 0), Offered::Waiting { drain_at: None }, "a drain is due already");

@@ -119,7 +119,7 @@ impl Drill {
         let engine = self.engine(f.topo, switch, pkt.via);
         let port = self.choose(g, group, engine, |p| f.ports.visible_backlog(p, f.now));
         self.audit.decisions += 1;
-        if self.audit.decisions % 16 == 0 {
+        if self.audit.decisions.is_multiple_of(16) {
             let truth = |p: u32| f.ports.backlog(p, f.now);
             let a = &mut self.audit;
             a.audited += 1;

@@ -29,14 +29,7 @@ impl FlowletTable {
     pub fn new(spec: &RoutingSpec, topo: &Topology) -> Self {
         let size = spec.flowlet_table.unwrap_or(4096) as usize;
         let n = topo.n_switches() * size;
-        FlowletTable {
-            size,
-            gap: spec.flowlet_gap.map_or(500_000_000, |d| d.0),
-            port: vec![NONE; n],
-            last: vec![0; n],
-            n_hosts: topo.n_hosts,
-            flowlets: 0,
-        }
+        FlowletTable { size, gap: spec.flowlet_gap.map_or(500_000_000, |d| d.0), port: vec![NONE; n], last: vec![0; n], n_hosts: topo.n_hosts, flowlets: 0 }
     }
 
     /// The port of the packet's current flowlet at `switch`, or `None` if this packet starts a

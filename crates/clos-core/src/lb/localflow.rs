@@ -398,10 +398,7 @@ mod tests {
             split_action(&[(0, 0, 1.0), (0, 1, 1.0)]),
             split_action(&[(0, 0, 8.0), (0, 1, 5.0), (0, 2, 3.0)]),
         ];
-        let agg_pieces = [
-            vec![(0, 10, 1.0), (0, 11, 1.0), (0, 12, 1.0), (0, 13, 1.0)],
-            vec![(0, 10, 5.0), (0, 11, 4.0), (0, 12, 4.0), (0, 13, 3.0)],
-        ];
+        let agg_pieces = [vec![(0, 10, 1.0), (0, 11, 1.0), (0, 12, 1.0), (0, 13, 1.0)], vec![(0, 10, 5.0), (0, 11, 4.0), (0, 12, 4.0), (0, 13, 3.0)]];
         for tor in tor_patterns {
             let Action::Split(tor) = tor else { panic!("expected a split") };
             for pieces in &agg_pieces {

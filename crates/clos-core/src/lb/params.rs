@@ -40,9 +40,9 @@ impl TryFrom<String> for EnteringWindow {
     fn try_from(s: String) -> std::result::Result<Self, String> {
         match s.trim() {
             "serialisation" | "serialization" => Ok(EnteringWindow(Visibility::Serialisation)),
-            t => parse_duration(t).map(|ps| EnteringWindow(Visibility::After(ps))).map_err(|e| {
-                format!("{e}; write a time such as \"100ns\" (\"0ns\": every packet visible at once) or \"serialisation\"")
-            }),
+            t => parse_duration(t)
+                .map(|ps| EnteringWindow(Visibility::After(ps)))
+                .map_err(|e| format!("{e}; write a time such as \"100ns\" (\"0ns\": every packet visible at once) or \"serialisation\"")),
         }
     }
 }
@@ -179,10 +179,7 @@ impl RoutingSpec {
             let p = PARAMS.iter().find(|p| p.name == name).expect("every field is registered");
             if given && !p.schemes.contains(&s) {
                 let users: Vec<&str> = p.schemes.iter().map(|x| x.name()).collect();
-                return Err(bad(
-                    format!("routing.{name}"),
-                    format!("does not apply to scheme \"{}\" (it is a parameter of {})", s.name(), users.join(", ")),
-                ));
+                return Err(bad(format!("routing.{name}"), format!("does not apply to scheme \"{}\" (it is a parameter of {})", s.name(), users.join(", "))));
             }
         }
         let uses = |name: &str| PARAMS.iter().any(|p| p.name == name && p.schemes.contains(&s));

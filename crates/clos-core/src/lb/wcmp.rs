@@ -23,7 +23,9 @@ pub fn fixed_weights(spec: &RoutingSpec, topo: &Topology) -> Result<Option<Vec<u
     let mut weight: Vec<u64> = topo.ports.iter().map(|p| (p.rate_bps / 1_000_000).max(1)).collect();
     for (i, w) in list.iter().enumerate() {
         let lookup = |field: &str, name: &str| {
-            topo.node_named(name).ok_or_else(|| bad(format!("routing.weights[{i}].{field}"), format!("no switch named \"{name}\" (switches are named like {})", topo.example_switch_names())))
+            topo.node_named(name).ok_or_else(|| {
+                bad(format!("routing.weights[{i}].{field}"), format!("no switch named \"{name}\" (switches are named like {})", topo.example_switch_names()))
+            })
         };
         let (a, b) = (lookup("from", &w.from)?, lookup("to", &w.to)?);
         let mut found = false;
@@ -76,10 +78,7 @@ mod tests {
         let (s0, s1) = (t.ports[g[0] as usize].to, t.ports[g[1] as usize].to);
         let spec = RoutingSpec {
             scheme: Scheme::Wcmp,
-            weights: Some(vec![
-                LinkWeight { from: name(leaf), to: name(s0), weight: 1 },
-                LinkWeight { from: name(leaf), to: name(s1), weight: 3 },
-            ]),
+            weights: Some(vec![LinkWeight { from: name(leaf), to: name(s0), weight: 1 }, LinkWeight { from: name(leaf), to: name(s1), weight: 3 }]),
             ..Default::default()
         };
         let mode = crate::lb::split_mode(&spec, &t).unwrap();
@@ -100,11 +99,8 @@ mod tests {
     #[test]
     fn unknown_switch_names_are_reported_with_the_field() {
         let t = build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 1, links_per_pair: 1 }, Rate(1), Rate(1), 0).unwrap();
-        let spec = RoutingSpec {
-            scheme: Scheme::Wcmp,
-            weights: Some(vec![LinkWeight { from: "nope".into(), to: "x".into(), weight: 1 }]),
-            ..Default::default()
-        };
+        let spec =
+            RoutingSpec { scheme: Scheme::Wcmp, weights: Some(vec![LinkWeight { from: "nope".into(), to: "x".into(), weight: 1 }]), ..Default::default() };
         let e = fixed_weights(&spec, &t).err().unwrap().to_string();
         assert!(e.contains("routing.weights[0].from") && e.contains("nope"), "{e}");
     }

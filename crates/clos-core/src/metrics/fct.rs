@@ -41,9 +41,7 @@ fn group(label: &str, min: u64, max: Option<u64>, rows: &[&Sample]) -> Value {
 /// stops at a fixed time therefore under-reports the tail of its largest flows (`finished` says
 /// how many are missing).
 pub fn summary(rows: &[Sample], short_max: u64, long_min: u64) -> Value {
-    let select = |lo: u64, hi: Option<u64>| -> Vec<&Sample> {
-        rows.iter().filter(|r| r.bytes > lo && hi.is_none_or(|h| r.bytes <= h)).collect()
-    };
+    let select = |lo: u64, hi: Option<u64>| -> Vec<&Sample> { rows.iter().filter(|r| r.bytes > lo && hi.is_none_or(|h| r.bytes <= h)).collect() };
     let mut buckets = Vec::new();
     let mut lo = 0;
     for (hi, label) in BOUNDS {
@@ -67,9 +65,8 @@ mod tests {
 
     #[test]
     fn buckets_split_by_size_and_percentiles_use_nearest_rank() {
-        let rows: Vec<Sample> = (1..=100u64)
-            .map(|i| Sample { bytes: i * 1000, fct_ps: (i != 100).then_some(i * 1_000_000), slowdown: (i != 100).then_some(i as f64) })
-            .collect();
+        let rows: Vec<Sample> =
+            (1..=100u64).map(|i| Sample { bytes: i * 1000, fct_ps: (i != 100).then_some(i * 1_000_000), slowdown: (i != 100).then_some(i as f64) }).collect();
         let s = summary(&rows, 10_000, 50_000);
         assert_eq!(s["buckets"][0]["count"], 10);
         assert_eq!(s["buckets"][1]["count"], 90);

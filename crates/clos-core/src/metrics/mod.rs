@@ -168,22 +168,23 @@ impl RunOutput<'_> {
             sends[f.src as usize] = true;
             recvs[f.dst as usize] = true;
         }
-        let ideal_bps: f64 = (0..t.n_hosts)
-            .filter(|&h| sends[h])
-            .map(|h| t.ports[t.port_start[h] as usize].rate_bps as f64 * payload_fraction(self.params, recvs[h]))
-            .sum();
+        let ideal_bps: f64 =
+            (0..t.n_hosts).filter(|&h| sends[h]).map(|h| t.ports[t.port_start[h] as usize].rate_bps as f64 * payload_fraction(self.params, recvs[h])).sum();
         let rates: Vec<f64> = (0..n)
             .map(|i| {
                 let span = w.finished[i].unwrap_or(end).saturating_sub(w.flows[i].start);
-                if span == 0 { 0.0 } else { w.delivered_bytes[i] as f64 * 8.0 / seconds(span) }
+                if span == 0 {
+                    0.0
+                } else {
+                    w.delivered_bytes[i] as f64 * 8.0 / seconds(span)
+                }
             })
             .collect();
         let c = &w.counters;
         let fraction = |k: usize| if n > 0 { k as f64 / n as f64 } else { 0.0 };
         let reordered = flows.reordered.iter().filter(|&&r| r > 0).count();
         let reordered_without_loss = flows.reordered.iter().zip(&flows.drops).filter(|&(&r, &d)| r > 0 && d == 0).count();
-        let (dupacks_loss, dupacks_reordering) =
-            w.receivers.iter().map(|r| r.dupacks_by_cause()).fold((0, 0), |(l, o), (a, b)| (l + a, o + b));
+        let (dupacks_loss, dupacks_reordering) = w.receivers.iter().map(|r| r.dupacks_by_cause()).fold((0, 0), |(l, o), (a, b)| (l + a, o + b));
         let events_per_sec = if self.cpu_seconds > 0.0 { w.events as f64 / self.cpu_seconds } else { 0.0 };
         let mut summary = json!({
             "scenario": scenario,
@@ -243,14 +244,7 @@ impl RunOutput<'_> {
         if let Some(directory) = w.directory_summary() {
             summary["directory"] = directory;
         }
-        Report {
-            summary,
-            flows,
-            links,
-            timeseries: self.timeseries(),
-            queues: w.recorder.queues.clone(),
-            link_timeseries: w.recorder.link_bins.clone(),
-        }
+        Report { summary, flows, links, timeseries: self.timeseries(), queues: w.recorder.queues.clone(), link_timeseries: w.recorder.link_bins.clone() }
     }
 
     fn flow_table(&self) -> FlowTable {

@@ -234,7 +234,8 @@ mod tests {
     use crate::units::Rate;
 
     fn fabric() -> (Topology, Ports) {
-        let t = build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 2, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
+        let t =
+            build(&LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 2, links_per_pair: 1 }, Rate(10_000_000_000), Rate(10_000_000_000), 1_000_000).unwrap();
         let p = Ports::new(&t, 100_000, None);
         (t, p)
     }

@@ -56,7 +56,9 @@ pub enum SplitMode {
     None,
     /// One class per port, weighted by the capacity of the shortest paths through it, or by
     /// fixed per-port weights when given (WCMP `routing.weights`).
-    PerPort { fixed: Option<Vec<u64>> },
+    PerPort {
+        fixed: Option<Vec<u64>>,
+    },
     /// DRILL's symmetric components, weighted by their paths' aggregate capacity (DRILL §3.4).
     Components,
 }

@@ -8,11 +8,11 @@
 
 use super::World;
 use crate::directory::{AtAgent, Directory, DirectoryEvent};
+use crate::event::EventQueue;
 use crate::lb::Fabric;
 use crate::packet::{Packet, FLAG_ACK};
-use crate::scenario::Scenario;
 use crate::rng::Streams;
-use crate::event::EventQueue;
+use crate::scenario::Scenario;
 use crate::topology::Topology;
 use serde_json::Value;
 

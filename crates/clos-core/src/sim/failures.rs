@@ -10,8 +10,8 @@
 
 use super::World;
 use crate::event::Event;
-use crate::failures::{Change, ConvergenceMode, ConvergenceSpec, What};
 use crate::fabric::Ports;
+use crate::failures::{Change, ConvergenceMode, ConvergenceSpec, What};
 use crate::lb::Fabric;
 use crate::rng::{unit, Stream, Streams};
 use crate::routing::{switch_distances, LinkState, Tables};

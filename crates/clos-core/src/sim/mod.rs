@@ -6,9 +6,9 @@
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
 mod arrivals;
-pub mod failures;
 mod directory;
 mod egress;
+pub mod failures;
 mod host;
 mod shape;
 
@@ -364,13 +364,7 @@ impl World {
             if self.events < self.pause_at || self.ended() {
                 break;
             }
-            report(&Progress {
-                now: self.now,
-                end: self.max_time,
-                flows_done: self.flows_done,
-                flows: self.flows.len(),
-                events: self.events,
-            });
+            report(&Progress { now: self.now, end: self.max_time, flows_done: self.flows_done, flows: self.flows.len(), events: self.events });
         }
         self.pause_at = u64::MAX;
         self.finish()
@@ -894,6 +888,7 @@ mod tests {
     /// (`FLOW_LOOK_AHEAD_BYTES`). A per-flow struct that grows or shrinks moves the line, and
     /// this says so.
     #[test]
+    #[allow(clippy::assertions_on_constants)] // a runtime check, to print the size when it fails
     fn flow_state_is_loaded_ahead_for_b2_and_b3_not_b1() {
         assert!(128 * FLOW_BYTES < FLOW_LOOK_AHEAD_BYTES, "B1: {} B per flow", FLOW_BYTES);
         assert!(1024 * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES, "B2: {} B per flow", FLOW_BYTES);

@@ -27,7 +27,7 @@ pub fn build(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Re
 
 /// The fabric's nodes and links, before lowering (scenario link overrides apply here).
 pub fn describe(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
-    if c.k < 2 || c.k % 2 != 0 {
+    if c.k < 2 || !c.k.is_multiple_of(2) {
         return Err(bad("topology.k", format!("must be an even number >= 2, got {}", c.k)));
     }
     if c.k > 64 {

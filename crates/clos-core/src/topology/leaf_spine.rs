@@ -28,8 +28,7 @@ pub fn describe(c: &LeafSpine, host_rate: Rate, fabric_rate: Rate, delay: Time) 
         return Err(bad("topology.links_per_pair", "must be at least 1"));
     }
     let mut b = FabricBuilder::new(delay, "spine");
-    let hosts: Vec<Vec<u32>> =
-        (0..c.leaves).map(|l| (0..c.hosts_per_leaf).map(|_| b.node(Role::Host, l)).collect()).collect();
+    let hosts: Vec<Vec<u32>> = (0..c.leaves).map(|l| (0..c.hosts_per_leaf).map(|_| b.node(Role::Host, l)).collect()).collect();
     let leaves: Vec<u32> = (0..c.leaves).map(|l| b.node(Role::Tor, l)).collect();
     let spines: Vec<u32> = (0..c.spines).map(|_| b.node(Role::Core, u32::MAX)).collect();
     for (l, &leaf) in leaves.iter().enumerate() {

@@ -288,8 +288,7 @@ impl FabricBuilder {
                 host_down_port[p.to as usize] = i as u32;
             }
         }
-        let tors: Vec<u32> =
-            (0..self.nodes.len() as u32).filter(|&n| self.nodes[n as usize].role == Role::Tor).collect();
+        let tors: Vec<u32> = (0..self.nodes.len() as u32).filter(|&n| self.nodes[n as usize].role == Role::Tor).collect();
         let mut tor_index = vec![u32::MAX; self.nodes.len()];
         for (i, &t) in tors.iter().enumerate() {
             tor_index[t as usize] = i as u32;

@@ -24,10 +24,10 @@ impl Vl2 {
 
     /// §4.1 sizing from switch port counts.
     pub fn from_degrees(d_a: u32, d_i: u32, servers_per_tor: u32) -> Result<Vl2> {
-        if d_a < 2 || d_a % 2 != 0 {
+        if d_a < 2 || !d_a.is_multiple_of(2) {
             return Err(bad("topology.d_a", format!("aggregation port count must be even and >= 2, got {d_a}")));
         }
-        if d_i < 2 || (d_a * d_i) % 4 != 0 {
+        if d_i < 2 || !(d_a * d_i).is_multiple_of(4) {
             return Err(bad("topology.d_i", format!("D_A·D_I must be a multiple of 4 for whole ToRs, got {d_a}·{d_i}")));
         }
         Ok(Vl2 { tors: d_a * d_i / 4, servers_per_tor, aggs: d_i, intermediates: d_a / 2 })
@@ -56,8 +56,7 @@ pub fn describe(c: &Vl2, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Res
         return Err(bad("topology.aggs", "VL2 ToRs have two uplinks to distinct aggregation switches: need at least 2"));
     }
     let mut b = FabricBuilder::new(delay, "int");
-    let hosts: Vec<Vec<u32>> =
-        (0..c.tors).map(|t| (0..c.servers_per_tor).map(|_| b.node(Role::Host, t)).collect()).collect();
+    let hosts: Vec<Vec<u32>> = (0..c.tors).map(|t| (0..c.servers_per_tor).map(|_| b.node(Role::Host, t)).collect()).collect();
     let tors: Vec<u32> = (0..c.tors).map(|t| b.node(Role::Tor, t)).collect();
     let aggs: Vec<u32> = (0..c.aggs).map(|_| b.node(Role::Agg, u32::MAX)).collect();
     let ints: Vec<u32> = (0..c.intermediates).map(|_| b.node(Role::Core, u32::MAX)).collect();
@@ -87,10 +86,7 @@ mod tests {
         assert_eq!(t.n_hosts, 80);
         assert_eq!(t.n_switches(), 10);
         // Aggregation switches carry 3, 3 and 2 ToR links plus 3 intermediate links.
-        let agg_degrees: Vec<usize> = (0..t.nodes.len() as u32)
-            .filter(|&n| t.role(n) == Role::Agg)
-            .map(|n| t.ports_of(n).len())
-            .collect();
+        let agg_degrees: Vec<usize> = (0..t.nodes.len() as u32).filter(|&n| t.role(n) == Role::Agg).map(|n| t.ports_of(n).len()).collect();
         assert_eq!(agg_degrees, vec![6, 6, 5]);
     }
 

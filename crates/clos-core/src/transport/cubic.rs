@@ -96,8 +96,7 @@ mod tests {
     /// segments, within the per-ACK rounding (the divisor grows by at most 0.53 / 70).
     #[test]
     fn at_datacenter_round_trips_cubic_grows_like_reno_friendly() {
-        let mut c = Cubic::default();
-        c.w_max = 100.0;
+        let mut c = Cubic { w_max: 100.0, ..Cubic::default() };
         let (mut cwnd, rtt) = (70.0, 20_000_000);
         for i in 0..70u64 {
             cwnd = c.on_ack(i * rtt / 70, rtt, cwnd, 1.0);
@@ -111,8 +110,7 @@ mod tests {
     /// of 10 moves it by (target - 10) / 10 with the target capped at 15.
     #[test]
     fn far_from_the_event_the_cubic_leads_capped_at_half_a_window() {
-        let mut c = Cubic::default();
-        c.w_max = 10.0;
+        let mut c = Cubic { w_max: 10.0, ..Cubic::default() };
         let rtt = 1_000_000_000; // 1 ms
         assert_eq!(c.on_ack(0, rtt, 10.0, 1.0), 10.0 + ALPHA / 10.0, "at the epoch's start, Reno's estimate leads");
         let later = 10 * PS_PER_S;

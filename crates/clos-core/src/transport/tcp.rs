@@ -19,8 +19,8 @@
 //! to one more than the number of segments SACKed above the hole when recovery started (the
 //! reordering extent just observed, as RR-TCP and Linux's tcp_reordering do), up to the cap.
 
-use super::sack::RangeSet;
 use super::cubic::Cubic;
+use super::sack::RangeSet;
 use super::{DctcpLoss, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::Time;
@@ -698,7 +698,7 @@ mod tests {
         s.cwnd = 10_000;
         drain(&mut s);
         s.on_ack(10, 6, &NO_SACK, false, 0, &p); // una = 6, segments 6..10 outstanding
-        // A late ACK from before: cum 2, SACKing 3..5 (all below una now).
+                                                 // A late ACK from before: cum 2, SACKing 3..5 (all below una now).
         for _ in 0..4 {
             s.on_ack(11, 2, &[(3, 5), (0, 0), (0, 0)], false, 0, &p);
         }

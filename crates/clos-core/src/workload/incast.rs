@@ -5,11 +5,11 @@
 //! Requests themselves are not simulated (they are a few bytes each way); a round is the
 //! instant the responses start. Requesters and responders are drawn afresh every round.
 
+use super::hosts::Share;
 use super::FlowSpec;
 use crate::error::{bad, Result};
 use crate::rng::{below, Stream};
 use crate::units::Time;
-use super::hosts::Share;
 
 pub struct Incast {
     /// Hosts requesting in each round, of the workload's.

@@ -194,7 +194,8 @@ fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service
                 WrittenConcurrency::Fixed(k) => closed_loop::Concurrency::Fixed(k),
                 WrittenConcurrency::Distribution(name) => closed_loop::Concurrency::Drawn(cdf::concurrency_cdf(&name, &format!("{path}.concurrency"))?),
             };
-            let (l, first) = closed_loop::Loop::start(service, group.clone(), dest("pattern")?, sizes, &concurrency, &joins, jitter, stop, n as usize, rng.clone());
+            let (l, first) =
+                closed_loop::Loop::start(service, group.clone(), dest("pattern")?, sizes, &concurrency, &joins, jitter, stop, n as usize, rng.clone());
             // The loop keeps drawing from its own copy of the stream as flows finish.
             closed.loops.push(l);
             return Ok(first);
@@ -225,7 +226,7 @@ fn read_flow_file(path: &str, n_hosts: u32) -> Result<Vec<FlowSpec>> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let header: Vec<String> = match lines.next() {
         Some((_, h)) => h.split(',').map(|c| c.trim().to_lowercase()).collect(),
-        None => return Err(bad(format!("{path}"), "is empty; expected a header line `src,dst,bytes,start`")),
+        None => return Err(bad(path.to_string(), "is empty; expected a header line `src,dst,bytes,start`")),
     };
     if header != ["src", "dst", "bytes", "start"] {
         return Err(bad(format!("{path}:1"), format!("header must be `src,dst,bytes,start`, got `{}`", header.join(","))));

@@ -39,7 +39,10 @@ impl Destinations {
         };
         if pattern != Pattern::AllToAll && zone.iter().all(|&z| z == zone[0]) {
             let what = if pattern == Pattern::CrossRack { "rack" } else { "pod" };
-            return Err(bad(field, format!("every host of this workload is in the same {what}, so no flow can leave it; use more hosts or pattern = \"all_to_all\"")));
+            return Err(bad(
+                field,
+                format!("every host of this workload is in the same {what}, so no flow can leave it; use more hosts or pattern = \"all_to_all\""),
+            ));
         }
         Ok(Destinations { pattern, zone })
     }
@@ -63,7 +66,7 @@ impl Destinations {
 
 /// Stride(x): position i sends to (i + x) mod n (DRILL §4; Al-Fares et al.'s fat-tree paper).
 pub fn stride(n: usize, x: u32, field: &str) -> Result<Vec<usize>> {
-    if x as usize % n == 0 {
+    if (x as usize).is_multiple_of(n) {
         return Err(bad(field, format!("a stride of {x} over {n} hosts sends every host to itself; pick a stride that is not a multiple of {n}")));
     }
     Ok((0..n).map(|i| (i + x as usize) % n).collect())

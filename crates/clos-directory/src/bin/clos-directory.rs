@@ -139,8 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn resolver(client: &ClientArgs) -> anyhow::Result<Resolver> {
-    let token = std::fs::read_to_string(&client.token_file)
-        .map_err(|e| anyhow::anyhow!("--token-file: cannot read {}: {e}", client.token_file.display()))?;
+    let token = std::fs::read_to_string(&client.token_file).map_err(|e| anyhow::anyhow!("--token-file: cannot read {}: {e}", client.token_file.display()))?;
     let config = ResolverConfig::new(client.servers.clone(), token.trim().as_bytes(), client.me);
     Resolver::new(config).map_err(anyhow::Error::msg)
 }

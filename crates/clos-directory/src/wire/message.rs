@@ -35,33 +35,81 @@ pub enum Role {
 pub enum Request {
     /// Must open every session. `aa` is the agent's own AA (the requester for access control and
     /// the address corrections are sent to); zero for ToRs and peers.
-    Hello { role: Role, aa: Aa, token: Vec<u8> },
-    Lookup { id: u64, target: Aa },
-    Update { id: u64, aa: Aa, mapping: Mapping },
-    Remove { id: u64, aa: Aa },
+    Hello {
+        role: Role,
+        aa: Aa,
+        token: Vec<u8>,
+    },
+    Lookup {
+        id: u64,
+        target: Aa,
+    },
+    Update {
+        id: u64,
+        aa: Aa,
+        mapping: Mapping,
+    },
+    Remove {
+        id: u64,
+        aa: Aa,
+    },
     /// A ToR received a packet from `sender` for `target`, which it no longer hosts.
-    Report { id: u64, sender: Aa, target: Aa, stale_la: La },
+    Report {
+        id: u64,
+        sender: Aa,
+        target: Aa,
+        stale_la: La,
+    },
     /// A peer's acknowledged update, tagged with the store revision that committed it.
-    PeerPush { aa: Aa, revision: i64, mapping: Option<Mapping> },
+    PeerPush {
+        aa: Aa,
+        revision: i64,
+        mapping: Option<Mapping>,
+    },
     /// A correction a peer could not deliver itself: `sender` has no session with it.
-    PeerCorrection { sender: Aa, target: Aa, la: La, revision: i64 },
+    PeerCorrection {
+        sender: Aa,
+        target: Aa,
+        la: La,
+        revision: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
     Welcome,
-    Found { id: u64, la: La, revision: i64 },
-    NotFound { id: u64 },
+    Found {
+        id: u64,
+        la: La,
+        revision: i64,
+    },
+    NotFound {
+        id: u64,
+    },
     /// Access control refused the lookup (VL2 §4.2.1).
-    Denied { id: u64 },
+    Denied {
+        id: u64,
+    },
     /// The server cannot answer now (store unreachable, table too stale); try another server.
-    Unavailable { id: u64, reason: String },
+    Unavailable {
+        id: u64,
+        reason: String,
+    },
     /// The update is committed in the replicated store at `revision`.
-    Acked { id: u64, revision: i64 },
+    Acked {
+        id: u64,
+        revision: i64,
+    },
     /// A gratuitous correction of a stale cache entry (VL2 §4.3, "updating caches reactively").
-    Correction { target: Aa, la: La, revision: i64 },
+    Correction {
+        target: Aa,
+        la: La,
+        revision: i64,
+    },
     /// The request broke the protocol; the server closes the session after sending this.
-    Rejected { message: String },
+    Rejected {
+        message: String,
+    },
 }
 
 mod kind {
@@ -91,11 +139,7 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], WireError> {
         if self.body.len() < n {
-            return Err(WireError::Malformed(format!(
-                "{}.{field}: frame ends early (needs {n} more bytes, has {})",
-                self.message,
-                self.body.len()
-            )));
+            return Err(WireError::Malformed(format!("{}.{field}: frame ends early (needs {n} more bytes, has {})", self.message, self.body.len())));
         }
         let (head, rest) = self.body.split_at(n);
         self.body = rest;
@@ -119,24 +163,18 @@ impl<'a> Fields<'a> {
     }
     fn text(&mut self, field: &str) -> Result<String, WireError> {
         let raw = self.bytes(field)?;
-        String::from_utf8(raw.to_vec())
-            .map_err(|_| WireError::Malformed(format!("{}.{field}: not UTF-8", self.message)))
+        String::from_utf8(raw.to_vec()).map_err(|_| WireError::Malformed(format!("{}.{field}: not UTF-8", self.message)))
     }
     fn service(&mut self) -> Result<String, WireError> {
         let service = self.text("service")?;
-        validate_service(&service)
-            .map_err(|e| WireError::Malformed(format!("{}.{e}", self.message)))?;
+        validate_service(&service).map_err(|e| WireError::Malformed(format!("{}.{e}", self.message)))?;
         Ok(service)
     }
     fn end(self) -> Result<(), WireError> {
         if self.body.is_empty() {
             Ok(())
         } else {
-            Err(WireError::Malformed(format!(
-                "{}: {} unexpected bytes after the last field",
-                self.message,
-                self.body.len()
-            )))
+            Err(WireError::Malformed(format!("{}: {} unexpected bytes after the last field", self.message, self.body.len())))
         }
     }
 }
@@ -205,9 +243,7 @@ impl Request {
     }
 
     pub fn decode(body: &[u8]) -> Result<Request, WireError> {
-        let (&k, rest) = body
-            .split_first()
-            .ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
+        let (&k, rest) = body.split_first().ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
         let message = match k {
             kind::HELLO => "Hello",
             kind::LOOKUP => "Lookup",
@@ -216,11 +252,7 @@ impl Request {
             kind::REPORT => "Report",
             kind::PEER_PUSH => "PeerPush",
             kind::PEER_CORRECTION => "PeerCorrection",
-            other => {
-                return Err(WireError::Malformed(format!(
-                    "unknown request kind {other:#04x}; expected 0x01 (Hello) to 0x07 (PeerCorrection)"
-                )))
-            }
+            other => return Err(WireError::Malformed(format!("unknown request kind {other:#04x}; expected 0x01 (Hello) to 0x07 (PeerCorrection)"))),
         };
         let mut f = Fields { body: rest, message };
         let request = match k {
@@ -229,11 +261,7 @@ impl Request {
                     1 => Role::Agent,
                     2 => Role::Tor,
                     3 => Role::Peer,
-                    r => {
-                        return Err(WireError::Malformed(format!(
-                            "Hello.role: {r} is not 1 (agent), 2 (tor) or 3 (peer)"
-                        )))
-                    }
+                    r => return Err(WireError::Malformed(format!("Hello.role: {r} is not 1 (agent), 2 (tor) or 3 (peer)"))),
                 };
                 let aa = Aa(f.u32("aa")?);
                 let token = f.bytes("token")?.to_vec();
@@ -248,18 +276,10 @@ impl Request {
                 Request::Update { id, aa, mapping: Mapping { la, service } }
             }
             kind::REMOVE => Request::Remove { id: f.u64("id")?, aa: Aa(f.u32("aa")?) },
-            kind::REPORT => Request::Report {
-                id: f.u64("id")?,
-                sender: Aa(f.u32("sender")?),
-                target: Aa(f.u32("target")?),
-                stale_la: La(f.u32("stale_la")?),
-            },
-            kind::PEER_CORRECTION => Request::PeerCorrection {
-                sender: Aa(f.u32("sender")?),
-                target: Aa(f.u32("target")?),
-                la: La(f.u32("la")?),
-                revision: f.i64("revision")?,
-            },
+            kind::REPORT => Request::Report { id: f.u64("id")?, sender: Aa(f.u32("sender")?), target: Aa(f.u32("target")?), stale_la: La(f.u32("stale_la")?) },
+            kind::PEER_CORRECTION => {
+                Request::PeerCorrection { sender: Aa(f.u32("sender")?), target: Aa(f.u32("target")?), la: La(f.u32("la")?), revision: f.i64("revision")? }
+            }
             _ => {
                 let aa = Aa(f.u32("aa")?);
                 let revision = f.i64("revision")?;
@@ -269,11 +289,7 @@ impl Request {
                         let la = La(f.u32("la")?);
                         Some(Mapping { la, service: f.service()? })
                     }
-                    p => {
-                        return Err(WireError::Malformed(format!(
-                            "PeerPush.present: {p} is not 0 (removed) or 1 (mapped)"
-                        )))
-                    }
+                    p => return Err(WireError::Malformed(format!("PeerPush.present: {p} is not 0 (removed) or 1 (mapped)"))),
                 };
                 Request::PeerPush { aa, revision, mapping }
             }
@@ -326,30 +342,18 @@ impl Reply {
     }
 
     pub fn decode(body: &[u8]) -> Result<Reply, WireError> {
-        let (&k, rest) = body
-            .split_first()
-            .ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
+        let (&k, rest) = body.split_first().ok_or_else(|| WireError::Malformed("frame: empty body".into()))?;
         let mut f = Fields { body: rest, message: "Reply" };
         let reply = match k {
             kind::WELCOME => Reply::Welcome,
-            kind::FOUND => Reply::Found {
-                id: f.u64("id")?,
-                la: La(f.u32("la")?),
-                revision: f.i64("revision")?,
-            },
+            kind::FOUND => Reply::Found { id: f.u64("id")?, la: La(f.u32("la")?), revision: f.i64("revision")? },
             kind::NOT_FOUND => Reply::NotFound { id: f.u64("id")? },
             kind::DENIED => Reply::Denied { id: f.u64("id")? },
             kind::UNAVAILABLE => Reply::Unavailable { id: f.u64("id")?, reason: f.text("reason")? },
             kind::ACKED => Reply::Acked { id: f.u64("id")?, revision: f.i64("revision")? },
-            kind::CORRECTION => Reply::Correction {
-                target: Aa(f.u32("target")?),
-                la: La(f.u32("la")?),
-                revision: f.i64("revision")?,
-            },
+            kind::CORRECTION => Reply::Correction { target: Aa(f.u32("target")?), la: La(f.u32("la")?), revision: f.i64("revision")? },
             kind::REJECTED => Reply::Rejected { message: f.text("message")? },
-            other => {
-                return Err(WireError::Malformed(format!("unknown reply kind {other:#04x}")))
-            }
+            other => return Err(WireError::Malformed(format!("unknown reply kind {other:#04x}"))),
         };
         f.end()?;
         Ok(reply)

@@ -72,15 +72,23 @@ async fn bad_requests_are_rejected_with_a_reason_and_the_server_survives() {
         ("an unknown kind", [&good[..], &frame(&[0x42, 1, 2])[..]].concat(), "unknown request kind 0x42"),
         ("a truncated lookup", [&good[..], &frame(&[2, 0, 0, 0])[..]].concat(), "Lookup.id: frame ends early"),
         ("trailing bytes", [&good[..], &frame(&[2, 0, 0, 0, 0, 0, 0, 0, 1, 10, 0, 0, 1, 9])[..]].concat(), "1 unexpected bytes after the last field"),
-        ("a non-UTF-8 service", [&good[..], &frame(&[3, 0, 0, 0, 0, 0, 0, 0, 1, 10, 0, 0, 1, 20, 0, 0, 1, 2, 0xff, 0xfe])[..]].concat(), "Update.service: not UTF-8"),
+        (
+            "a non-UTF-8 service",
+            [&good[..], &frame(&[3, 0, 0, 0, 0, 0, 0, 0, 1, 10, 0, 0, 1, 20, 0, 0, 1, 2, 0xff, 0xfe])[..]].concat(),
+            "Update.service: not UTF-8",
+        ),
         ("an empty frame", [&good[..], &frame(&[])[..]].concat(), "empty body"),
         ("a bad role", frame(&[1, 9, 0, 0, 0, 0, 0]), "Hello.role: 9 is not"),
         ("a second Hello", [&good[..], &good[..]].concat(), "already open"),
-        ("a peer push from an agent", {
-            let mut b = good.clone();
-            Request::PeerPush { aa: aa(2), revision: 1 << 40, mapping: None }.encode(&mut b);
-            b
-        }, "PeerPush is not allowed in a session opened as Agent"),
+        (
+            "a peer push from an agent",
+            {
+                let mut b = good.clone();
+                Request::PeerPush { aa: aa(2), revision: 1 << 40, mapping: None }.encode(&mut b);
+                b
+            },
+            "PeerPush is not allowed in a session opened as Agent",
+        ),
     ];
     for (what, bytes, expected) in &cases {
         let message = rejected(&exchange(server, bytes).await);

@@ -60,12 +60,7 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
     let mut times: Vec<Instant> = acks.iter().map(|(_, t)| *t).collect();
     times.sort();
     let before = times.iter().filter(|t| **t < killed).count();
-    let pause = times
-        .windows(2)
-        .filter(|w| w[1] > killed)
-        .map(|w| w[1] - w[0].max(killed))
-        .max()
-        .unwrap_or_default();
+    let pause = times.windows(2).filter(|w| w[1] > killed).map(|w| w[1] - w[0].max(killed)).max().unwrap_or_default();
     eprintln!(
         "leader failover: killed etcd member e{leader} at {:?}; {} acks before, {} after; longest pause {:?}; {} retried sends; {} failures",
         killed - started,
@@ -77,7 +72,12 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
     );
     // Failures first: updates that gave up after the kill also leave no acks after it, and
     // would otherwise be reported as a kill that missed the storm.
-    assert!(failures.is_empty(), "unacknowledged updates must be retried until acknowledged: {} failed, e.g. {:?}", failures.len(), &failures[..failures.len().min(5)]);
+    assert!(
+        failures.is_empty(),
+        "unacknowledged updates must be retried until acknowledged: {} failed, e.g. {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
     let total = (writers * per_writer) as usize;
     assert!(before > 0 && before < total, "the kill must land mid-storm: {before} of {total} acks came before it");
     assert!(retries > 0, "updates caught in the election should have timed out and been retried");

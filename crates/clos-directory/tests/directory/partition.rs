@@ -73,12 +73,7 @@ async fn a_partitioned_server_serves_stale_data_only_within_max_staleness() {
     let upstream: SocketAddr = direct.trim_start_matches("http://").parse().unwrap();
     let cut = Partition::start(upstream).await;
     let max_staleness = Duration::from_millis(1000);
-    let options = ServerOptions {
-        max_staleness: "1s".into(),
-        probe_interval: "100ms".into(),
-        push_to_peers: false,
-        ..ServerOptions::default()
-    };
+    let options = ServerOptions { max_staleness: "1s".into(), probe_interval: "100ms".into(), push_to_peers: false, ..ServerOptions::default() };
     // Server 0 reaches etcd directly; server 1 only through the partitionable relay.
     let endpoints = vec![vec![direct], vec![format!("http://{}", cut.addr)]];
     let ds = DirectoryServers::start(&dir, &binary(), &endpoints, &options).unwrap();
