@@ -25,6 +25,7 @@ use crate::error::Result;
 use crate::fabric::Ports;
 use crate::packet::Packet;
 use crate::rng::Streams;
+pub use crate::routing::pick::{pick, pick_index};
 use crate::routing::{Class, Routes, SplitMode};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -377,18 +378,6 @@ pub fn pick_class(classes: &[Class], hash: u64) -> u32 {
     let total = classes[classes.len() - 1].cumulative;
     let r = ((hash as u128 * total as u128) >> 64) as u64;
     classes[classes.partition_point(|c| c.cumulative <= r)].group
-}
-
-/// Pick one of `group` with a hash, by multiply-shift (no modulo bias worth mentioning, no division).
-#[inline]
-pub fn pick(group: &[u32], hash: u64) -> u32 {
-    debug_assert!(!group.is_empty(), "no route: the topology builder guarantees connectivity");
-    group[pick_index(group.len(), hash)]
-}
-
-#[inline]
-pub fn pick_index(len: usize, hash: u64) -> usize {
-    ((hash as u128 * len as u128) >> 64) as usize
 }
 
 /// Hasher for maps keyed by values that are already well-mixed hashes (flow entropy): the

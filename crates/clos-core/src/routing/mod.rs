@@ -20,11 +20,12 @@
 //! in the class: WCMP's and Presto's per-port path capacities (`weights.rs`), or DRILL's
 //! symmetric components (`quiver.rs`).
 
+pub mod pick;
 pub mod quiver;
 pub mod weights;
 
-use crate::lb::{pick, pick_index};
 use crate::topology::{Role, Topology};
+use pick::{pick, pick_index};
 use std::collections::{HashMap, VecDeque};
 
 const UNREACHABLE: u32 = u32::MAX;

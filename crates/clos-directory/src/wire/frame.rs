@@ -1,7 +1,7 @@
 //! Framing: split a byte stream into length-prefixed frames, refusing oversized ones before
 //! reading their bodies (so a hostile length cannot make a server allocate gigabytes).
 
-use super::message::WireError;
+use super::error::WireError;
 
 /// Frames larger than this are refused unless configured otherwise. The largest legitimate frame
 /// is an update with a 64-byte service name or a hello with a 256-byte token, both well under.

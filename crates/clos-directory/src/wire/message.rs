@@ -5,20 +5,13 @@
 //! Every decoding failure names the message and field, so a server can tell a client exactly what
 //! was wrong before it closes the connection.
 
+use super::error::WireError;
 use super::frame::write_frame;
 use crate::address::{Aa, La};
 use crate::mapping::{validate_service, Mapping};
 
 /// The longest authentication token accepted, in bytes.
 pub const MAX_TOKEN_LEN: usize = 255;
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum WireError {
-    #[error("frame of {len} bytes exceeds the limit of {max} bytes (max_frame_bytes)")]
-    Oversized { len: usize, max: usize },
-    #[error("malformed request: {0}")]
-    Malformed(String),
-}
 
 /// Who opened a session; it decides which requests the session may send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

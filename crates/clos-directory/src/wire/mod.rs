@@ -7,8 +7,10 @@
 //! and directory servers need no code generator and a lookup costs no HTTP/2 framing; the store
 //! side still speaks etcd's gRPC through the `etcd-client` crate.
 
+pub mod error;
 pub mod frame;
 pub mod message;
 
+pub use error::WireError;
 pub use frame::{FrameBuffer, DEFAULT_MAX_FRAME_BYTES};
-pub use message::{Reply, Request, Role, WireError};
+pub use message::{Reply, Request, Role};
