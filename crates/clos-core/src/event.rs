@@ -48,7 +48,22 @@ pub enum Event {
     /// `switch` installs routing version `version`.
     RouteInstall { switch: u32, version: u32 },
     /// The VL2 directory model's own events (lookups, migrations, reports, corrections).
-    Directory(crate::directory::DirectoryEvent),
+    Directory(DirectoryEvent),
+}
+
+/// What the VL2 directory model (`directory`) schedules for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectoryEvent {
+    /// The lookup of cache entry `entry` is answered.
+    LookupDone { entry: u32 },
+    /// Migration `index` happens: the VM resumes on its new server.
+    Migrate { index: u32 },
+    /// Migration `index`'s update commits: the directory maps the AA to its new place.
+    UpdateCommitted { index: u32 },
+    /// A ToR's report of a misdelivered packet (message `msg`) reaches a directory server.
+    Report { msg: u32 },
+    /// The directory's correction (message `msg`) reaches the sender's agent.
+    Correction { msg: u32 },
 }
 
 /// An event as the calendar stores it, in eight bytes (`EventQueue::pack`). A packet's arrival,

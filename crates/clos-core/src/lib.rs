@@ -25,6 +25,7 @@ pub mod error;
 pub mod event;
 pub mod fabric;
 pub mod failures;
+pub mod histogram;
 mod huge_pages;
 pub mod lb;
 pub mod metrics;

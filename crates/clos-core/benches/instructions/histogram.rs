@@ -1,7 +1,7 @@
-//! The queueing histogram (`metrics::histogram::Histograms::record`), which every accepted
+//! The queueing histogram (`histogram::Histograms::record`), which every accepted
 //! packet-hop records its queueing delay into, per link tier.
 
-use clos_core::metrics::histogram::Histograms;
+use clos_core::histogram::Histograms;
 use clos_core::rng::mix64;
 use clos_core::topology::TIERS;
 use gungraun::{library_benchmark, library_benchmark_group};

@@ -37,20 +37,9 @@ use latency::{Latency, LatencySpec, LOOKUP, UPDATE};
 use serde_json::{json, Value};
 use spec::{DirectorySpec, Place};
 
-/// What the directory model schedules for itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DirectoryEvent {
-    /// The lookup of cache entry `entry` is answered.
-    LookupDone { entry: u32 },
-    /// Migration `index` happens: the VM resumes on its new server.
-    Migrate { index: u32 },
-    /// Migration `index`'s update commits: the directory maps the AA to its new place.
-    UpdateCommitted { index: u32 },
-    /// A ToR's report of a misdelivered packet (message `msg`) reaches a directory server.
-    Report { msg: u32 },
-    /// The directory's correction (message `msg`) reaches the sender's agent.
-    Correction { msg: u32 },
-}
+/// What the directory model schedules for itself (defined with the calendar's events, which
+/// carry it, so that the calendar does not depend on this model).
+pub use crate::event::DirectoryEvent;
 
 /// What an agent does with a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

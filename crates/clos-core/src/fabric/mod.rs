@@ -16,7 +16,7 @@
 pub mod scheduler;
 pub mod shared_buffer;
 
-use crate::metrics::histogram::Histograms;
+use crate::histogram::Histograms;
 use crate::topology::{Topology, TIERS};
 use crate::units::{bytes_in, exact_ps_per_byte, tx_time, Time};
 

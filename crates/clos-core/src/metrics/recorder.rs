@@ -9,7 +9,7 @@
 //!   The per-link table itself is kept only if `output.link_timeseries` asks for it.
 
 use crate::fabric::Ports;
-use crate::metrics::histogram::rank_bucket;
+use crate::histogram::rank_bucket;
 use crate::topology::{Topology, TIERS};
 use crate::units::{seconds, Time};
 

@@ -10,6 +10,7 @@ mod directory;
 mod egress;
 pub mod failures;
 mod host;
+pub mod report;
 mod shape;
 
 use crate::error::{Error, Result};
@@ -18,7 +19,7 @@ use crate::fabric::scheduler::Class;
 use crate::fabric::{Enqueued, Offered, Ports};
 use crate::lb::{Fabric, Forwarder, Known};
 use crate::metrics::recorder::Recorder;
-use crate::metrics::{Counters, RunOutput};
+use crate::metrics::Counters;
 use crate::packet::{Packet, PacketPool, FLAG_CE};
 use crate::rng::{mix64, Streams};
 use crate::routing::{LinkState, Routes};
@@ -30,6 +31,7 @@ use crate::transport::tcp::Sender;
 use crate::transport::TcpParams;
 use crate::units::Time;
 use crate::workload::{self, ClosedLoop, FlowSpec};
+pub use report::RunOutput;
 use shape::{General, Look, Plain, Shape};
 
 /// Packets that have crossed this many switches are dropped as looping (never happens with the
