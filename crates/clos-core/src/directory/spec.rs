@@ -4,7 +4,6 @@
 use super::latency::LatencySpec;
 use crate::error::{bad, Result};
 use crate::packet::wire;
-use crate::scenario::TopologySpec;
 use crate::topology::Topology;
 use crate::units::{tx_time, Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -97,14 +96,13 @@ impl From<Place> for Value {
 }
 
 impl DirectorySpec {
-    /// Check the table against the fabric and fill defaults in; `stop` is the scenario's stop time
-    /// if it has one.
-    pub fn normalize(&mut self, topology: &TopologySpec, stop: Option<Duration>, max_time: Duration) -> Result<()> {
+    /// Check the table against the fabric `topo` and fill defaults in; `stop` is the scenario's
+    /// stop time if it has one.
+    pub fn normalize(&mut self, topo: &Topology, stop: Option<Duration>, max_time: Duration) -> Result<()> {
         if self.cache_ttl.is_some_and(|d| d.0 == 0) {
             return Err(bad("directory.cache_ttl", "must be positive, or left out for mappings that never expire"));
         }
-        let topo = topology.build()?;
-        self.network_rtt.get_or_insert(Duration(default_network_rtt(&topo)));
+        self.network_rtt.get_or_insert(Duration(default_network_rtt(topo)));
         let n = topo.n_hosts as u32;
         // Where each AA is, and when it last moved, as the migrations so far leave it.
         let mut now_at: Vec<(u32, Option<Duration>)> = (0..n).map(|h| (h, None)).collect();
@@ -140,8 +138,8 @@ impl DirectorySpec {
                     if t >= tors {
                         return Err(bad(field("to"), format!("tor{t} does not exist; the fabric has tor0-tor{}", tors - 1)));
                     }
-                    let slot = hosts_under(&topo, from_tor).iter().position(|&h| h == from).expect("a host is under its ToR");
-                    let under = hosts_under(&topo, topo.tors[t as usize]);
+                    let slot = hosts_under(topo, from_tor).iter().position(|&h| h == from).expect("a host is under its ToR");
+                    let under = hosts_under(topo, topo.tors[t as usize]);
                     *under.get(slot).ok_or_else(|| {
                         bad(
                             field("to"),

@@ -8,8 +8,8 @@
 //! flows between two ToRs sharing an aggregation switch stay below the Intermediates, so
 //! `agg_up` overstates their load.
 
+use super::spec::{WorkloadKind, WorkloadSpec};
 use super::FlowSpec;
-use crate::scenario::{WorkloadKind, WorkloadSpec};
 use crate::topology::Topology;
 use crate::units::{seconds, Time};
 use serde_json::{json, Value};

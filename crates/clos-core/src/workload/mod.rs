@@ -1,6 +1,6 @@
 //! Traffic: who sends how much to whom, and when.
 //!
-//! A workload is one of the kinds in [`crate::scenario::WorkloadKind`], or several side by side
+//! A workload is one of the kinds in [`spec::WorkloadKind`], or several side by side
 //! (`services`, `background`). Each part is generated up front from its own random stream, except
 //! closed loops, which start their first flows up front and the rest as flows finish (the
 //! simulator calls [`ClosedLoop::replace`]). Modules, one concept each:
@@ -22,13 +22,13 @@ pub mod spec;
 
 use crate::error::{bad, Result};
 use crate::rng::{below, Stream};
-use crate::scenario::{WorkloadKind, WorkloadSpec};
 use crate::topology::Topology;
 use crate::units::{parse_bytes, parse_duration, Time};
 pub use closed_loop::ClosedLoop;
 use hosts::Concurrency as WrittenConcurrency;
 use pattern::Destinations;
 use serde_json::{json, Value};
+use spec::{WorkloadKind, WorkloadSpec};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {

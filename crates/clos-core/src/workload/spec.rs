@@ -2,13 +2,113 @@
 //! their defaults. Errors name the dotted field (`workload.services[1].load`) and the fix.
 
 use super::cdf::{concurrency_cdf, size_cdf};
-use super::hosts::Concurrency;
+use super::hosts::{Concurrency, HostSet, Share};
 use super::pattern::Pattern;
 use crate::error::{bad, Result};
-use crate::scenario::{WorkloadKind, WorkloadSpec};
-use crate::units::{Duration, PS_PER_S};
+use crate::units::{ByteSize, Duration, PS_PER_S};
+use serde::{Deserialize, Serialize};
 
 use WorkloadKind::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// All-to-all: every chosen host sends `bytes` to every other (VL2 §5.1).
+    Shuffle,
+    /// Each host sends `bytes` to exactly one other and receives from exactly one.
+    Permutation,
+    /// An explicit list of flows from a CSV file.
+    Flows,
+    /// Host i sends `bytes` to host (i + stride) mod n (DRILL §4, Table 1).
+    Stride,
+    /// A random bijection in which no host sends into its own rack (DRILL's "Random").
+    Bijection,
+    /// Open loop: Poisson flow arrivals with sizes from a CDF, at a target load.
+    Poisson,
+    /// Each server keeps a number of flows open, starting a new one when one ends (VL2 §5.2).
+    ClosedLoop,
+    /// Rounds in which some hosts each fetch `bytes` from several others at once (DRILL §4).
+    Incast,
+    /// Every host sends `bytes` every `interval` (DRILL Table 1's mice).
+    Periodic,
+    /// Several named workloads side by side, each on its own hosts and times (VL2 §5.3).
+    Services,
+}
+
+/// A workload: `kind` says which fields apply; the others are rejected by name. Composite
+/// workloads nest: `services` lists sub-workloads, and any workload may carry a `background`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    /// A label for this workload's flows (services; defaults to the kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The hosts this workload uses: a number (the first n) or a list of hosts and ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<ByteSize>,
+    /// Permutation: every host sends outside its own pod (rack, for two-tier fabrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_pod: Option<bool>,
+    /// Flows: CSV with a header `src,dst,bytes,start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Each generated flow starts at a uniform random time in `[0, start_jitter]` after its
+    /// host joins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Duration>,
+    /// When the workload begins (its first host joins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    /// When it stops starting flows; flows already running finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
+    /// Hosts join one at a time, this far apart, in the order `hosts` lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<Duration>,
+    /// Stride: the distance x of Stride(x).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride: Option<u32>,
+    /// Poisson: offered load as a fraction of each sending host's link capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Poisson and closed loop: flow-size CDF, a bundled name or a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    /// Poisson, closed loop and periodic: which destinations a flow may pick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Pattern>,
+    /// Closed loop: flows each server keeps open: a number, a bundled distribution or a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+    /// Incast: the hosts that make a request in each round, a count (4) or a fraction (0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requesters: Option<Share>,
+    /// Incast: the other hosts each requester fetches from, a count or a fraction of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responders: Option<Share>,
+    /// Incast: the number of hosts each requester fetches from (instead of `responders`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_in: Option<u32>,
+    /// Incast and periodic: time between rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    /// The traffic class of this workload's flows, data and ACKs (`switch.classes`; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// Round every flow's size up to whole segments of its MSS, so that no flow ends in a short
+    /// segment (which, serialised faster, overtakes the full one before it on a parallel path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_segments: Option<bool>,
+    /// Services: the sub-workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<WorkloadSpec>>,
+    /// Any kind but services: a second workload running beside this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Box<WorkloadSpec>>,
+}
 
 /// Kinds that start flows for as long as they run, so they need to know when to stop.
 const OPEN_ENDED: &[WorkloadKind] = &[Poisson, ClosedLoop, Periodic];
