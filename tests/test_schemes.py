@@ -45,6 +45,8 @@ def test_cli_prints_the_parameters(runner: CliRunner):
     for name in ("drill", "localflow-ns", "conga"):
         assert name in result.stdout
     assert "flowlet_gap" in result.stdout and "500us" in result.stdout
+    # Brackets are text, not style tags: the header keeps "[routing]".
+    assert "parameters ([routing] fields, default)" in result.stdout
 
 
 def test_a_parameter_of_another_scheme_is_an_error_naming_the_field(runner: CliRunner, tmp_path):

@@ -269,10 +269,11 @@ def schemes() -> None:
     table = Table(title="load-balancing schemes")
     table.add_column("scheme", style="bold")
     table.add_column("description")
-    table.add_column("parameters ([routing] fields, default)")
+    # Text, not markup: "[routing]" and the docs' brackets would be taken for style tags.
+    table.add_column(Text("parameters ([routing] fields, default)"))
     for scheme in known_schemes():
         params = "\n".join(f"{p.name} = {p.default}: {p.doc}" for p in scheme.params)
-        table.add_row(scheme.name, scheme.description, params or "-")
+        table.add_row(Text(scheme.name), Text(scheme.description), Text(params or "-"))
     stdout.print(table)
 
 
