@@ -360,6 +360,8 @@ def test_sweep_command_prints_the_table_and_reuses_runs(
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "spray-random" in first.stdout and "FCT p99" in first.stdout
+    # The efficiency column is headed as what it holds (it once read "goodput").
+    assert "efficiency" in first.stdout and "goodput" not in first.stdout
     assert f"{RUNS} runs ({RUNS} simulated, 0 from the cache)" in first.stdout
     assert pl.read_parquet(out / "sweep.parquet").height == RUNS
     assert (out / "sweep.csv").is_file()

@@ -211,7 +211,7 @@ SWEEP_SHOWN = {
     "finished": "done",
     "fct_p50_s": "FCT p50",
     "fct_p99_s": "FCT p99",
-    "efficiency": "goodput",
+    "efficiency": "efficiency",
     "jain": "Jain",
     "packets_dropped": "drops",
 }
