@@ -19,6 +19,8 @@ def test_run_writes_results_and_conserves_packets(runner: CliRunner, tiny: Path,
     assert result.exit_code == 0, result.output
     assert {path.name for path in out.iterdir()} == set(FILES)
     assert "completion time" in result.stdout
+    # Duplicate ACKs come from loss as well as reordering: their section says both.
+    assert "dupACKs and reordering" in result.stdout
 
     packets = summary_of(out)["packets"]
     assert packets["sent"] > 0

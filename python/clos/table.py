@@ -64,7 +64,7 @@ SECTIONS: dict[str, list[Metric]] = {
         ("long flows mean", _summary("fct.long.slowdown", "mean", units.ratio)),
         ("all flows p99.9", _summary("fct.all.slowdown", "p999", units.ratio)),
     ],
-    "reordering": [
+    "dupACKs and reordering": [
         ("flows with dupACKs", _summary("flows", "with_dupacks_fraction", units.percent)),
         ("flows with > 3 dupACKs", _summary("flows", "with_over_3_dupacks", units.count)),
         ("flows reordered", _summary("flows", "reordered_fraction", units.percent)),
