@@ -76,3 +76,20 @@ def test_default_run_compares_ecmp_and_vlb(runner: CliRunner, tmp_path: Path):
         assert summary_of(tmp_path / scheme)["scenario"]["routing"]["scheme"] == scheme
         assert scheme in result.stdout
     assert "Jain fairness" in result.stdout
+
+
+def test_efficiency_is_not_shown_for_open_loop_workloads(
+    runner: CliRunner, tiny: Path, tmp_path: Path
+):
+    """An open-loop workload's goodput is what it offers, so its efficiency measures the load:
+    the run table says so instead of printing a percentage (issue 35)."""
+    text = tiny.read_text().replace(
+        'kind = "permutation"\nbytes = "200KB"',
+        'kind = "poisson"\nload = 0.3\ncdf = "websearch"\nstop = "1ms"',
+    )
+    tiny.write_text(text)
+    result = runner.invoke(
+        app, ["run", str(tiny), "--out", str(tmp_path / "out")], terminal_width=200
+    )
+    assert result.exit_code == 0, result.output
+    assert "- (open loop)" in result.stdout

@@ -28,6 +28,29 @@ def _flow_total(column: str) -> Callable[[Results], str]:
     return lambda results: units.count(int(results.flows[column].sum()))
 
 
+# Workloads whose flows arrive on their own clock: their goodput is what they offer, so its
+# ratio to the fabric's ideal measures the load, not how well the fabric carried it.
+OPEN_LOOP = {"poisson", "incast", "periodic"}
+
+
+def _kinds(workload: Any) -> set[str]:
+    """Every kind in a workload table, its services and backgrounds included."""
+    if not isinstance(workload, dict):
+        return set()
+    kinds = {workload.get("kind")} - {None, "services"}
+    for part in [*(workload.get("services") or []), workload.get("background")]:
+        kinds |= _kinds(part)
+    return kinds
+
+
+def _efficiency(results: Results) -> str:
+    scenario = results.get("scenario")
+    workload = scenario.get("workload") if isinstance(scenario, dict) else None
+    if _kinds(workload) & OPEN_LOOP:
+        return "- (open loop)"
+    return _summary("goodput", "efficiency", units.percent)(results)
+
+
 FCT = [
     ("FCT mean", _summary("flows", "fct_mean_s", units.duration)),
     ("FCT p50", _summary("flows", "fct_p50_s", units.duration)),
@@ -77,10 +100,11 @@ SECTIONS: dict[str, list[Metric]] = {
         ("completion time", _summary("goodput", "completion_time_s", units.duration)),
         ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
         ("ideal goodput", _summary("goodput", "ideal_bps", units.rate)),
-        ("efficiency", _summary("goodput", "efficiency", units.percent)),
+        ("efficiency", _efficiency),
         ("Jain fairness", _summary("goodput", "jain", units.ratio)),
     ],
 }
+
 
 # Shown only when the run modelled VL2's directory (docs/directory.md).
 DIRECTORY: list[Metric] = [
