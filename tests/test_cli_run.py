@@ -85,7 +85,7 @@ def test_efficiency_is_not_shown_for_open_loop_workloads(
     the run table says so instead of printing a percentage (issue 35)."""
     text = tiny.read_text().replace(
         'kind = "permutation"\nbytes = "200KB"',
-        'kind = "poisson"\nload = 0.3\ncdf = "websearch"\nstop = "1ms"',
+        'kind = "poisson"\nload = 0.3\ncdf = "websearch_dctcp"\nstop = "1ms"',
     )
     tiny.write_text(text)
     result = runner.invoke(
