@@ -93,3 +93,24 @@ def test_efficiency_is_not_shown_for_open_loop_workloads(
     )
     assert result.exit_code == 0, result.output
     assert "- (open loop)" in result.stdout
+
+
+def test_runs_that_differ_by_overrides_land_in_different_folders(
+    runner: CliRunner, tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`--set` never replaces the plain run's results: each set of overrides has its own folder,
+    and the summary records the overrides and the clos that ran them (issue 35)."""
+    monkeypatch.chdir(tmp_path)
+    for args in ([], ["--set", "routing.scheme=spray-random"], ["--set", "seed=2"]):
+        assert runner.invoke(app, ["run", str(tiny), "--quiet", *args]).exit_code == 0
+    folders = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert (
+        len(folders) == 3
+        and folders[0] == "tiny"
+        and all(f.startswith("tiny-") for f in folders[1:])
+    )
+    runs = [
+        json.loads((tmp_path / "results" / f / "summary.json").read_text())["run"] for f in folders
+    ]
+    assert sorted(r["overrides"] for r in runs) == [[], ["routing.scheme=spray-random"], ["seed=2"]]
+    assert all(r["clos"].startswith("clos ") for r in runs)

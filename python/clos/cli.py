@@ -3,6 +3,7 @@ parameters, and report on or compare saved runs."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 import clos
-from clos import extras
+from clos import build_info, extras
 from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.directory import app as directory_app
 from clos.progress import RunProgress
@@ -66,6 +67,16 @@ def reported_errors() -> Iterator[None]:
 def fail(message: str) -> NoReturn:
     stderr.print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
     raise typer.Exit(2)
+
+
+def default_folder(slug: str, overrides: list[str]) -> Path:
+    """`results/<scenario>`, or with overrides `results/<scenario>-<8 hex digits of them>`, so
+    that a run with `--set` never replaces the plain run or one with other overrides; the same
+    overrides, in the same order, land in the same folder again and replace it."""
+    if not overrides:
+        return Path("results", slug)
+    digest = hashlib.sha256("\n".join(overrides).encode()).hexdigest()[:8]
+    return Path("results", f"{slug}-{digest}")
 
 
 def writable_folder(folder: Path) -> Path:
@@ -138,7 +149,8 @@ def run(
         Path | None,
         typer.Option(
             "--out",
-            help="Folder for the results. Default: results/<scenario name>; without a scenario, "
+            help="Folder for the results. Default: results/<scenario name>, with a short hash "
+            "of the --set overrides when there are some; without a scenario, "
             "results/default with one subfolder per scheme.",
             show_default=False,
         ),
@@ -151,8 +163,9 @@ def run(
             compare_schemes(overrides or [], out or Path("results", "default"), quiet)
             return
         loaded = Scenario.load(scenario, overrides or [])
-        folder = writable_folder(out or Path("results", loaded.slug))
+        folder = writable_folder(out or default_folder(loaded.slug, overrides or []))
         results = simulate(loaded, quiet)
+        results.summary["run"] = {"overrides": list(overrides or []), "clos": build_info.describe()}
         folder = results.save(folder)
         if not quiet:
             stdout.print(run_table(loaded.name, results))
