@@ -509,3 +509,20 @@ def test_report_renders_for_every_bundled_scenario(name: str, tmp_path: Path):
     assert expected <= {p.name for p in shown}
     for path in shown:
         assert_real_png(path)
+
+
+def test_report_names_what_ran(tiny: Path, tmp_path: Path):
+    """The report opens with the scenario, its seed, the overrides and the clos that ran it."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", str(tiny), "--quiet", "--set", "seed=3", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    text = write_report(out).read_text()
+    for cell in (
+        "<td>scenario</td><td>tiny</td>",
+        "<td>seed</td><td>3</td>",
+        "<td>overrides</td><td>seed=3</td>",
+    ):
+        assert cell in text.replace("\n", ""), cell
+    assert "<td>clos</td><td>clos " in text.replace("\n", "")

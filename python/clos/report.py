@@ -64,8 +64,17 @@ def render(run: SavedRun, html: Path) -> str:
 
 
 def _settings(run: SavedRun) -> list[str]:
-    """What was run: the load balancer and workload as the summary describes them, flattened."""
-    rows = [
+    """What was run: the scenario's name and seed, the overrides and the clos that ran it (for
+    runs that recorded them), then the load balancer and workload as the summary describes them,
+    flattened."""
+    overrides = run.get("run", "overrides")
+    identity = [
+        ("scenario", run.name),
+        ("seed", str(run.get("scenario", "seed"))),
+        ("overrides", " ".join(overrides) if overrides else "none"),
+        ("clos", str(run.get("run", "clos") or "not recorded")),
+    ]
+    rows = identity + [
         (f"{section}.{key}", value)
         for section in ("load_balancer", "workload")
         for key, value in _flatten(run.get(section))
