@@ -203,3 +203,10 @@ def test_validate_makes_every_check_a_run_makes(
     """`clos validate` refuses what `clos run` would refuse before its first event (issue 39)."""
     tiny.write_text(tiny.read_text().replace(old, new))
     assert says in fails_cleanly(runner, ["validate", str(tiny)])
+
+
+def test_a_misspelt_field_or_value_gets_a_suggestion(runner: CliRunner, tiny: Path):
+    error = fails_cleanly(runner, ["validate", str(tiny), "--set", "routing.schem=ecmp"])
+    assert "routing.schem: unknown field `schem`: did you mean `scheme`?" in error
+    error = fails_cleanly(runner, ["validate", str(tiny), "--set", "transport.kind=dctpc"])
+    assert "did you mean `dctcp`?" in error

@@ -438,6 +438,27 @@ impl Default for OutputSpec {
     }
 }
 
+/// serde's "unknown field `schem`, expected one of `scheme`, ..." (or "unknown variant"), with the
+/// nearest expected name put first when one is close: "did you mean `scheme`?".
+fn did_you_mean(msg: &str) -> String {
+    let (what, rest) = match (msg.strip_prefix("unknown field `"), msg.strip_prefix("unknown variant `")) {
+        (Some(rest), _) => ("field", rest),
+        (_, Some(rest)) => ("value", rest),
+        _ => return msg.to_string(),
+    };
+    let Some((given, expected)) = rest.split_once("`, expected one of ") else { return msg.to_string() };
+    let nearest = expected
+        .split(", ")
+        .map(|e| e.trim_matches('`'))
+        .map(|e| (strsim::damerau_levenshtein(given, e), e))
+        .min_by_key(|&(distance, _)| distance)
+        .filter(|&(distance, _)| distance <= (given.len() / 3).max(2));
+    match nearest {
+        Some((_, name)) => format!("unknown {what} `{given}`: did you mean `{name}`? (expected one of {expected})"),
+        None => msg.to_string(),
+    }
+}
+
 impl Scenario {
     /// Parse JSON, naming the field at fault on error.
     pub fn from_json(json: &str) -> Result<Scenario> {
@@ -453,7 +474,7 @@ impl Scenario {
             if field.starts_with("failures") && (field.contains(".link") || field.ends_with(".switch")) && msg.contains("expected a string") {
                 msg.push_str(": a node's name, e.g. \"tor0\", \"agg1\", \"spine0\" or \"h3\" (docs/failures.md)");
             }
-            bad(field, msg)
+            bad(field, did_you_mean(&msg))
         })?;
         s.normalize()?;
         Ok(s)
@@ -879,6 +900,19 @@ impl TopologySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A misspelt field or value gets the nearest expected name, when one is near (at most a
+    /// third of its letters, and at least 2, edited); a word near none gets the list alone.
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        let fields = "unknown field `schem`, expected one of `scheme`, `d`, `m`";
+        assert_eq!(did_you_mean(fields), "unknown field `schem`: did you mean `scheme`? (expected one of `scheme`, `d`, `m`)");
+        let values = "unknown variant `dctpc`, expected one of `tcp`, `dctcp`, `cubic`";
+        assert!(did_you_mean(values).contains("did you mean `dctcp`?"), "a transposition is one edit");
+        let far = "unknown field `zzzzzzzz`, expected one of `kind`, `mss`";
+        assert_eq!(did_you_mean(far), far);
+        assert_eq!(did_you_mean("invalid type: string"), "invalid type: string");
+    }
 
     fn err(json: &str) -> String {
         Scenario::from_json(json).unwrap_err().to_string()
