@@ -46,3 +46,11 @@ def test_frames_for_notebooks():
     assert results.timeseries["bytes"].sum() == flows["delivered"].sum()
     assert results.link_timeseries.height == 3 * links.height
     assert (results.link_timeseries["utilisation"] <= 1.0 + 1e-9).all()
+
+
+def test_repr_is_one_short_line_naming_the_run(tiny: Path):
+    """A notebook shows a result as one line: the scenario, flows, headline numbers and the
+    tables' sizes, not every table's contents (issue 35)."""
+    text = repr(clos.run(tiny))
+    assert "\n" not in text and len(text) < 300, text
+    assert text.startswith("Results('tiny', 4 flows (4 finished)") and "flows 4 rows" in text, text

@@ -34,6 +34,20 @@ class Results:
     timeseries: pl.DataFrame
     link_timeseries: pl.DataFrame
 
+    def __repr__(self) -> str:
+        """One line a notebook can show: what ran and its headline numbers, not every table."""
+        name = self.get("scenario", "name") or "scenario"
+        flows, finished = self.get("flows", "count"), self.get("flows", "finished")
+        parts = [f"Results({name!r}", f"{flows} flows ({finished} finished)"]
+        if (goodput := self.get("goodput", "aggregate_bps")) is not None:
+            parts.append(f"goodput {goodput / 1e9:.3g} Gb/s")
+        if (fct := self.get("flows", "fct_p99_s")) is not None:
+            parts.append(f"FCT p99 {fct * 1e3:.3g} ms")
+        if (dropped := self.get("packets", "dropped")) is not None:
+            parts.append(f"{dropped} packets dropped")
+        tables = ", ".join(f"{t} {getattr(self, t).height} rows" for t in TABLES)
+        return ", ".join(parts) + f"; tables: {tables})"
+
     def get(self, *keys: str) -> Any:
         """A value deep in the summary; None where a section is null or absent (older results)."""
         value: Any = self.summary
