@@ -150,28 +150,33 @@ def run_ns3(binary: Path, flows: int, cc: str, warmup: float, end: float) -> dic
     return json.loads(out.strip().splitlines()[-1])
 
 
+def star_scenario(senders: int, cc: str, csv: Path, seed: int = 1) -> dict:
+    """clos's side of the one-switch star (`clos_like.h`'s BuildStar): the senders and a
+    receiver under one switch, the receiver's port as the bottleneck, the flows from `csv`."""
+    return {
+        "seed": seed,
+        "topology": {
+            "kind": "leaf_spine",
+            "leaves": 1,
+            "spines": 1,
+            "hosts_per_leaf": senders + 1,
+            "host_rate": "10Gbps",
+            "fabric_rate": "10Gbps",
+            "link_delay": "1us",
+        },
+        "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
+        "transport": {"kind": cc if cc == "dctcp" else "tcp"},
+        "workload": {"kind": "flows", "file": str(csv)},
+    }
+
+
 def run_clos(flows: int, cc: str, warmup: float, end: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "flows.csv"
         csv.write_text(
             "src,dst,bytes,start\n" + "".join(f"{i},{flows},1TB,0\n" for i in range(flows))
         )
-        scenario = {
-            "seed": 1,
-            "topology": {
-                "kind": "leaf_spine",
-                "leaves": 1,
-                "spines": 1,
-                "hosts_per_leaf": flows + 1,
-                "host_rate": "10Gbps",
-                "fabric_rate": "10Gbps",
-                "link_delay": "1us",
-            },
-            "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
-            "transport": {"kind": cc if cc == "dctcp" else "tcp"},
-            "workload": {"kind": "flows", "file": str(csv)},
-            "output": {"queue_interval": "10us"},
-        }
+        scenario = {**star_scenario(flows, cc, csv), "output": {"queue_interval": "10us"}}
         early = clos.run({**scenario, "stop": f"{warmup}s"})
         late = clos.run({**scenario, "stop": f"{end}s"})
     rates = [
@@ -490,24 +495,7 @@ def run_clos_incast(n: int, response: int, cc: str, offsets: list[float], seed: 
             "src,dst,bytes,start\n"
             + "".join(f"{i},{n},{response},{round(x * 1000)}ns\n" for i, x in enumerate(offsets))
         )
-        r = clos.run(
-            {
-                "seed": seed,
-                "topology": {
-                    "kind": "leaf_spine",
-                    "leaves": 1,
-                    "spines": 1,
-                    "hosts_per_leaf": n + 1,
-                    "host_rate": "10Gbps",
-                    "fabric_rate": "10Gbps",
-                    "link_delay": "1us",
-                },
-                "switch": {"buffer": BUFFER_PACKETS * FRAME, "ecn_threshold": K_PACKETS * FRAME},
-                "transport": {"kind": cc if cc == "dctcp" else "tcp"},
-                "workload": {"kind": "flows", "file": str(csv)},
-                "stop": "10s",
-            }
-        )
+        r = clos.run({**star_scenario(n, cc, csv, seed), "stop": "10s"})
     f, links = r.flows, r.links
     assert f["finished"].all(), f
     port = links.filter((links["src"] == "tor0") & (links["dst"] == f"h{n}"))
