@@ -1,8 +1,9 @@
 """`clos bench` written to a file or a pipe keeps every number whole (rich assumes 80 columns
 for output that is not a terminal, which cut the benchmark table's cells to "…")."""
 
-from clos.cli import app
 from typer.testing import CliRunner
+
+from clos.cli import app
 
 
 def test_piped_bench_table_cuts_no_number(runner: CliRunner):

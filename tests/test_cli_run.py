@@ -4,9 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from clos.cli import app
 from clos.results import FILES
-from typer.testing import CliRunner
 
 
 def summary_of(folder: Path) -> dict:

@@ -9,9 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from clos import directory
 from clos.cli import app
-from typer.testing import CliRunner
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("CLOS_REQUIRE_ETCD"))
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import clos
 import pytest
+from typer.testing import CliRunner
+
+import clos
 from clos import key_numbers
 from clos.cli import app
 from clos.scenario import Scenario
-from typer.testing import CliRunner
 
 # Hosts that exchange with the VM (AA 0) in vm-migration.toml, and the peers among themselves.
 PEERS = {1, 21, 41, 61}

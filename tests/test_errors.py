@@ -4,8 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from clos.cli import app
 from typer.testing import CliRunner
+
+from clos.cli import app
 
 
 def fails_cleanly(runner: CliRunner, args: list[str]) -> str:

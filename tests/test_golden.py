@@ -16,8 +16,9 @@ import json
 import os
 from pathlib import Path
 
-import clos
 import pytest
+
+import clos
 from clos.scenario import Scenario, bundled_names
 from clos.schemes import schemes
 

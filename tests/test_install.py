@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import clos
 import pytest
+from typer.testing import CliRunner
+
+import clos
 from clos import _core, build_info, extras
 from clos.cli import app
 from clos.experiments import experiments_root
 from clos.sweep import SweepSpec, bundled_spec_names
-from typer.testing import CliRunner
 
 PACKAGE = Path(clos.__file__).parent
 

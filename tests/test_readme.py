@@ -4,8 +4,9 @@ import re
 import tomllib
 from pathlib import Path
 
-import clos
 import pytest
+
+import clos
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -10,17 +10,18 @@ import json
 import re
 from pathlib import Path
 
-import clos
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib import image
+from typer.testing import CliRunner
+
+import clos
 from clos.cli import app
 from clos.compare import key_numbers_table, load_runs, run_labels, write_comparison
 from clos.report import write_report
 from clos.run_folder import load_run
 from clos.scenario import Scenario, bundled_names
-from matplotlib import image
-from typer.testing import CliRunner
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PS = 10**12

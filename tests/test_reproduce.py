@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import clos
 import pytest
+from typer.testing import CliRunner
+
+import clos
 from clos.batch import RunRecord
 from clos.cli import app
 from clos.experiments import SCALES, experiments_root, load_paper, load_papers
 from clos.reproduce import judge, passed, select
-from typer.testing import CliRunner
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "clos" / "data" / "experiments"
 
@@ -109,8 +110,9 @@ def test_a_known_deviation_is_reported_but_does_not_fail(tmp_path: Path, tiny: P
 def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(
     tmp_path: Path, tiny: Path, width: int
 ):
-    from clos.reproduce_report import verdict_table
     from rich.console import Console
+
+    from clos.reproduce_report import verdict_table
 
     claims = RATIO + 'known_deviation = "' + "a long explanation " * 20 + '"\n'
     verdicts = verdicts_for(tmp_path, tiny, claims, 1.0, 0.4)

@@ -2,10 +2,11 @@
 
 from pathlib import Path
 
-import clos
 import pytest
-from clos.results import TABLES
 from polars.testing import assert_frame_equal
+
+import clos
+from clos.results import TABLES
 
 
 def test_save_load_round_trip(tiny: Path, tmp_path: Path):

@@ -3,9 +3,10 @@ smallest point runs (the others take minutes; docs/performance.md has their numb
 
 import tomllib
 
+from typer.testing import CliRunner
+
 from clos.bench import SCALING, bench_files
 from clos.cli import app
-from typer.testing import CliRunner
 
 
 def test_scaling_points_carry_the_same_traffic_on_growing_fat_trees():

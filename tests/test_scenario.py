@@ -2,12 +2,13 @@
 
 from pathlib import Path
 
-import clos
 import pytest
+from typer.testing import CliRunner
+
+import clos
 from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
 from clos.cli import app
 from clos.scenario import BUNDLED, apply_overrides, bundled_names, parse_value
-from typer.testing import CliRunner
 
 BUNDLED_FILES = (
     sorted(BUNDLED.glob("*.toml")) + sorted(BENCH.glob("*.toml")) + sorted(SCALING.glob("*.toml"))

@@ -1,8 +1,9 @@
 """`clos schemes`: every scheme the core implements, with its parameters and defaults."""
 
+from typer.testing import CliRunner
+
 from clos.cli import app
 from clos.schemes import schemes
-from typer.testing import CliRunner
 
 # The schemes issue 4 requires: the seeds' systems and the peers they compare against.
 REQUIRED = {

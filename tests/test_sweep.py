@@ -15,10 +15,13 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-import clos
 import dask
 import polars as pl
 import pytest
+from distributed import LocalCluster
+from typer.testing import CliRunner
+
+import clos
 from clos import executors
 from clos.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table
 from clos.cli import app
@@ -26,8 +29,6 @@ from clos.results import FILES, SUMMARY
 from clos.run_cache import scenario_key
 from clos.scenario import Scenario
 from clos.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
-from distributed import LocalCluster
-from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "python" / "clos" / "data" / "sweeps" / "ecmp-vs-drill.toml"

@@ -1,6 +1,7 @@
 """Table formatting: the units the tables promise, and "-" for quantities the core left null."""
 
 import pytest
+
 from clos import units
 
 
