@@ -963,7 +963,7 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         assert!(err(r#"{"topology": {"kind": "vl2", "preset": "testbed", "tor": 3}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
-            .starts_with("topology.tor: unknown field `tor`, expected one of"));
+            .starts_with("topology.tor: unknown field `tor`: did you mean `tors`? (expected one of"));
         assert!(err(r#"{"topology": {"kind": "fat_tree", "k": -4}, "workload": {"kind": "shuffle", "bytes": 1}}"#).starts_with("topology.k:"));
         assert!(err(r#"{"topology": {"kind": "fat_tree", "k": 4, "spines": 2}, "workload": {"kind": "shuffle", "bytes": 1}}"#)
             .starts_with("topology.spines: applies to leaf_spine"));
