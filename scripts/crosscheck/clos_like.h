@@ -63,6 +63,19 @@ ConfigureLikeClos(const std::string& cc, uint32_t k, uint32_t buffer, bool bytes
                        QueueSizeValue(QueueSize(std::to_string(buffer * unit) + (bytes ? "B" : "p"))));
 }
 
+// Every link of the cross-check: `rate`, 1 us of delay, and a one-packet device queue, so that
+// the queue disc above the device is the port's queue.
+inline ns3::PointToPointHelper
+ClosLink(const std::string& rate)
+{
+    using namespace ns3;
+    PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue(rate));
+    link.SetChannelAttribute("Delay", StringValue("1us"));
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    return link;
+}
+
 // A star: hosts 0 to n - 1 send, host n receives, all on one switch, every link at `rate` with
 // 1 us of delay and a one-packet device queue, so that the queue discs above it are the ports'
 // queues. Hosts' NICs and the switch's ports back toward the senders (which carry only ACKs)
@@ -77,10 +90,7 @@ BuildStar(uint32_t n, const std::string& rate, ns3::TrafficControlHelper& port, 
     NodeContainer sw(1);
     InternetStackHelper stack;
     stack.InstallAll();
-    PointToPointHelper link;
-    link.SetDeviceAttribute("DataRate", StringValue(rate));
-    link.SetChannelAttribute("Delay", StringValue("1us"));
-    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    PointToPointHelper link = ClosLink(rate);
     Ipv4AddressHelper helper;
     Ptr<QueueDisc> receiverPort;
     for (uint32_t i = 0; i <= n; i++)

@@ -230,10 +230,7 @@ main(int argc, char* argv[])
     NodeContainer h(leaves * hosts), leaf(leaves), spine(spines);
     InternetStackHelper stack;
     stack.InstallAll();
-    PointToPointHelper link;
-    link.SetDeviceAttribute("DataRate", StringValue(rate));
-    link.SetChannelAttribute("Delay", StringValue("1us"));
-    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    PointToPointHelper link = ClosLink(rate);
     Ipv4AddressHelper addresses;
     uint32_t subnet = 0;
     std::vector<Ipv4Address> hostAddress;

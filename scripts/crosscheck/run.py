@@ -429,6 +429,13 @@ def check_paths(
             )
 
 
+def finish(a: argparse.Namespace, header: tuple[str, ...], rows: list[tuple]) -> int:
+    """The end of every mode: the table as markdown if asked for; the exit status."""
+    if a.markdown:
+        print_markdown(header, rows)
+    return 0
+
+
 def print_markdown(header: tuple[str, ...], rows: list[tuple]) -> None:
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -576,9 +583,7 @@ def main() -> int:
                 )
             )
             print(*rows[-1], sep="\t", file=sys.stderr)
-    if a.markdown:
-        print_markdown(header, rows)
-    return 0
+    return finish(a, header, rows)
 
 
 def leaf_spine(a: argparse.Namespace) -> int:
@@ -600,9 +605,7 @@ def leaf_spine(a: argparse.Namespace) -> int:
             agg, lo, hi, jain = describe(r)
             rows.append((seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}"))
             print(*rows[-1], sep="\t", file=sys.stderr)
-    if a.markdown:
-        print_markdown(header, rows)
-    return 0
+    return finish(a, header, rows)
 
 
 def leaf_spine_ecmp(a: argparse.Namespace) -> int:
@@ -652,9 +655,7 @@ def leaf_spine_ecmp(a: argparse.Namespace) -> int:
                 (seed, name, f"{agg:.2f}", f"{lo:.3f}", f"{hi:.3f}", f"{jain:.4f}", "-", "-")
             )
             print(*rows[-1], sep="\t", file=sys.stderr)
-    if a.markdown:
-        print_markdown(header, rows)
-    return 0
+    return finish(a, header, rows)
 
 
 def incast(a: argparse.Namespace) -> int:
@@ -709,9 +710,7 @@ def incast(a: argparse.Namespace) -> int:
                 "-",
             )
         )
-    if a.markdown:
-        print_markdown(header, rows)
-    return 0
+    return finish(a, header, rows)
 
 
 if __name__ == "__main__":
