@@ -171,10 +171,6 @@ impl Scheduler {
     pub fn has_waiting(&self, port: u32) -> bool {
         self.held(port) > 0
     }
-
-    pub fn classes(&self) -> usize {
-        self.classes.len()
-    }
 }
 
 #[cfg(test)]
