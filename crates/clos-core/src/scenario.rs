@@ -353,6 +353,11 @@ pub struct TransportSpec {
     pub dctcp_loss: DctcpLoss,
     /// Proportional rate reduction in fast recovery (RFC 6937).
     pub prr: bool,
+    /// ACK each of a connection's first `quickack` data segments at once, whatever
+    /// `delayed_ack` says, and the next 16 after a duplicate segment (Linux's quickack mode).
+    pub quickack: u32,
+    /// ACK a segment shorter than the MSS at once (Linux, when the application reads it).
+    pub push_ack: bool,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -384,6 +389,8 @@ impl Default for TransportSpec {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
+            quickack: 0,
+            push_ack: false,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -704,6 +711,8 @@ impl Scenario {
             dctcp_loss: t.dctcp_loss,
             prr: t.prr,
             cubic: t.kind == Kind::Cubic,
+            quickack: t.quickack,
+            push_ack: t.push_ack,
         }
     }
 }

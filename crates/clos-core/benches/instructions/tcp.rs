@@ -65,7 +65,7 @@ fn ack_path(mut f: Flow) -> (Time, Flow) {
             continue;
         };
         now += FRAME_TIME;
-        let rx = f.receiver.on_data(d.seg, d.ce, d.sent, false, &f.params);
+        let rx = f.receiver.on_data(d.sent, d.seg, d.ce, d.sent, false, false, &f.params);
         for ack in rx.acks.into_iter().flatten() {
             f.sender.on_ack(now, ack.cum, &ack.sack, ack.ece, ack.echo, &f.params);
         }

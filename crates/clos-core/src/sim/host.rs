@@ -140,7 +140,8 @@ impl World {
     fn receive_data<S: Shape>(&mut self, flow: u32, s: Segment) {
         let f = flow as usize;
         let before = self.receivers[f].nxt;
-        let r = self.receivers[f].on_data(s.seg, s.ce, s.ts, s.retx, &self.params);
+        let short = (self.senders[f].payload(s.seg) as u64) < self.senders[f].mss();
+        let r = self.receivers[f].on_data(self.now, s.seg, s.ce, s.ts, s.retx, short, &self.params);
         if r.delivered > 0 {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
             self.delivered_bytes[f] += bytes;

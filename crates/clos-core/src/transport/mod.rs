@@ -65,6 +65,11 @@ pub struct TcpParams {
     pub prr: bool,
     /// CUBIC congestion avoidance and decrease (`transport.kind = "cubic"`) instead of Reno's.
     pub cubic: bool,
+    /// ACK each of a connection's first `quickack` segments at once, and after a duplicate the
+    /// next `receiver::MAX_QUICKACKS` (Linux's quickack mode; 0: off).
+    pub quickack: u32,
+    /// ACK a segment shorter than the MSS at once (Linux's `ICSK_ACK_PUSHED`).
+    pub push_ack: bool,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).

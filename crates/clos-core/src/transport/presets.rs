@@ -8,9 +8,16 @@
 //!   `TCP_DELACK_MIN` HZ/25 = 40 ms), `Documentation/networking/ip-sysctl.rst` (`tcp_rmem`'s
 //!   maximum up to 6 MB, `tcp_reordering` 3 adapting up to `tcp_max_reordering` 300, SACK on),
 //!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1),
-//!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2).
+//!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2; `tcp_incr_quickack` and
+//!   `tcp_grow_window`, which ACK every segment while the receive window opens: measured on
+//!   Linux 6.18 between two network namespaces, a connection's first 22 segments were each
+//!   ACKed at once, docs/validation.md; `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf`, which ACK
+//!   a segment shorter than the MSS when the application reads it).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
 //!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
+//!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
+//!   (5,840 B) and `tcp_grow_window` adds 2 x MSS per segment up to `tcp_space` (`tcp_rmem`'s
+//!   87,380 B less a quarter, `tcp_adv_win_scale` 2: 65,535 B), so segments 1 to 21 grow it.
 //! - htsim (csg-htsim `sim/tcp.cpp`): NewReno without SACK, `_cwnd = 10*_mss`, `_ssthresh =
 //!   100*_mss` (1,500 B packets), RTO at least 250 ms, an ACK for every packet.
 //! - ns-3 (3.4x `tcp-socket.cc`, `tcp-socket-base.cc`): `InitialCwnd` 10, `DelAckCount` 2,
@@ -26,12 +33,12 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true, "prr": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 22 segments", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 22, "push_ack": true, "sack": true, "prr": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
-    ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo", || {
-        json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "sack": true,
+    ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
+        json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
     }),
     ("htsim", "htsim's TcpSrc: NewReno without SACK, IW10, initial ssthresh 100 packets, RTO_min 250 ms, no delayed ACKs", || {
@@ -78,7 +85,8 @@ mod tests {
     fn a_preset_fills_what_the_scenario_leaves_out() {
         let t = transport(r#"{"preset": "linux-2.6", "rto_min": "10ms"}"#);
         assert_eq!((t.initial_window, t.rto_min.0, t.delayed_ack, t.delayed_ack_timeout.0), (3, 10_000_000_000, 2, 40_000_000_000));
-        assert!(t.sack && t.adaptive_dupack_threshold);
+        assert!(t.sack && t.adaptive_dupack_threshold && t.push_ack);
+        assert_eq!(t.quickack, 21);
         let h = transport(r#"{"preset": "htsim"}"#);
         assert_eq!((h.sack, h.initial_ssthresh.map(|b| b.0), h.rto_min.0), (false, Some(150_000), 250_000_000_000));
         assert_eq!(h.preset.as_deref(), Some("htsim"));

@@ -1,6 +1,8 @@
 //! The TCP receiver: cumulative ACKs with SACK blocks, delayed ACKs (RFC 5681 §4.2: at most
 //! every `delayed_ack` segments or after a timeout, immediately when out of order or when a hole
-//! fills), and DCTCP's ECE echo with the RFC 8257 §3.2 rule that an ACK is sent at once when the
+//! fills), Linux's exceptions to delaying (`quickack`: each of a connection's first segments,
+//! and the next `MAX_QUICKACKS` after a duplicate arrives or after a silence longer than the
+//! RTO; `push_ack`: a segment shorter than the MSS), and DCTCP's ECE echo with the RFC 8257 §3.2 rule that an ACK is sent at once when the
 //! CE state changes while ACKs are held back. It counts out-of-order arrivals and duplicate ACKs,
 //! and tells reordering from loss: a first transmission that arrives after a later segment was
 //! reordered; a hole that a retransmission fills was a loss (or a reordering so long that the
@@ -11,6 +13,12 @@ use super::sack::RangeSet;
 use super::TcpParams;
 use crate::packet::SackBlocks;
 use crate::units::Time;
+
+/// Linux's `TCP_MAX_QUICKACKS`: segments ACKed at once after `tcp_enter_quickack_mode`, which
+/// `tcp_data_queue` calls when a segment arrives that was already received, and that
+/// `tcp_event_data_recv` grants when data arrives after a silence longer than the RTO ("the
+/// sender failed to restart its window").
+pub const MAX_QUICKACKS: u32 = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ack {
@@ -56,6 +64,10 @@ pub struct Receiver {
     pub dupacks_loss: u64,
     /// Duplicate ACKs charged to first transmissions that closed their holes.
     pub dupacks_reordering: u64,
+    /// Segments still to ACK at once after a duplicate or a silence (`quickack` on).
+    quick: u32,
+    /// When the last data segment arrived.
+    last_arrival: Option<Time>,
 }
 
 impl Receiver {
@@ -70,8 +82,17 @@ impl Receiver {
         (self.dupacks_loss + self.pending_dupacks, self.dupacks_reordering)
     }
 
-    pub fn on_data(&mut self, seg: u32, ce: bool, ts: Time, retx: bool, p: &TcpParams) -> RxResult {
+    /// Segment `seg` arrived at `now` (`short`: its payload is less than the MSS).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(&mut self, now: Time, seg: u32, ce: bool, ts: Time, retx: bool, short: bool, p: &TcpParams) -> RxResult {
         let mut out = RxResult::default();
+        if p.quickack > 0 {
+            // A receiver's RTO is at least rto_min; in a datacenter it is rto_min.
+            if self.last_arrival.is_some_and(|t| now.saturating_sub(t) > p.rto_min) {
+                self.quick = MAX_QUICKACKS;
+            }
+            self.last_arrival = Some(now);
+        }
         if p.dctcp_g.is_some() {
             if ce != self.ce_state && self.unacked > 0 {
                 out.acks[0] = Some(self.ack(None));
@@ -87,6 +108,9 @@ impl Receiver {
         self.highest = self.highest.max(seg + 1);
         if duplicate {
             self.spurious += u64::from(retx);
+            if p.quickack > 0 {
+                self.quick = MAX_QUICKACKS;
+            }
             immediate = Some(None); // duplicate: re-ACK at once so the sender learns
         } else if seg == self.nxt {
             let had_holes = !self.ooo.is_empty();
@@ -104,7 +128,12 @@ impl Receiver {
             }
             out.delivered = self.nxt - seg;
             self.unacked += 1;
-            immediate = (had_holes || self.unacked >= p.delayed_ack).then_some(None);
+            // Linux ACKs at once while the receive window opens (a connection's first segments,
+            // `tcp_grow_window` setting `quick`), in quickack mode, and when the application reads
+            // a segment shorter than the MSS (`ICSK_ACK_PUSHED`, `tcp_cleanup_rbuf`).
+            let quick = seg < p.quickack || self.quick > 0 || (short && p.push_ack);
+            self.quick = self.quick.saturating_sub(1);
+            immediate = (had_holes || quick || self.unacked >= p.delayed_ack).then_some(None);
         } else {
             self.out_of_order += 1;
             self.ooo.insert(seg, seg + 1);
@@ -177,6 +206,8 @@ mod tests {
             dctcp_loss: crate::transport::DctcpLoss::Halve,
             prr: false,
             cubic: false,
+            quickack: 0,
+            push_ack: false,
         }
     }
 
@@ -184,12 +215,12 @@ mod tests {
     fn out_of_order_segments_produce_sack_blocks_and_dupacks() {
         let p = params(1, false);
         let mut r = Receiver::default();
-        r.on_data(0, false, 0, false, &p);
-        let a = r.on_data(2, false, 0, false, &p).acks[0].unwrap();
+        r.on_data(0, 0, false, 0, false, false, &p);
+        let a = r.on_data(0, 2, false, 0, false, false, &p).acks[0].unwrap();
         assert_eq!((a.cum, a.sack[0]), (1, (2, 3)));
-        let b = r.on_data(4, false, 0, false, &p).acks[0].unwrap();
+        let b = r.on_data(0, 4, false, 0, false, false, &p).acks[0].unwrap();
         assert_eq!(b.sack[..2], [(4, 5), (2, 3)]);
-        let c = r.on_data(1, false, 0, false, &p);
+        let c = r.on_data(0, 1, false, 0, false, false, &p);
         assert_eq!(c.delivered, 2);
         assert_eq!(c.acks[0].unwrap().cum, 3);
         // ACKs sent: cum 1, then two duplicates of cum 1 carrying SACK blocks.
@@ -204,7 +235,7 @@ mod tests {
         let p = params(1, false);
         let mut r = Receiver::default();
         for (seg, retx) in [(0, false), (2, false), (3, false), (1, false), (5, false), (6, false), (4, true), (6, true)] {
-            r.on_data(seg, false, 0, retx, &p);
+            r.on_data(0, seg, false, 0, retx, false, &p);
         }
         assert_eq!(r.reordered, 1, "segment 1, a first transmission after 2 and 3");
         assert_eq!(r.dupacks_by_cause(), (2, 2), "(loss, reordering)");
@@ -216,15 +247,45 @@ mod tests {
     fn delayed_acks_cover_two_segments_and_ce_changes_flush() {
         let p = params(2, true);
         let mut r = Receiver::default();
-        assert!(r.on_data(0, false, 0, false, &p).arm_delayed_ack);
-        let x = r.on_data(1, false, 0, false, &p);
+        assert!(r.on_data(0, 0, false, 0, false, false, &p).arm_delayed_ack);
+        let x = r.on_data(0, 1, false, 0, false, false, &p);
         assert_eq!(x.acks[0].unwrap().cum, 2);
-        r.on_data(2, false, 0, false, &p);
+        r.on_data(0, 2, false, 0, false, false, &p);
         // CE arrives while segment 2 is un-ACKed: ACK 3 without ECE first.
-        let y = r.on_data(3, true, 0, false, &p);
+        let y = r.on_data(0, 3, true, 0, false, false, &p);
         assert_eq!(y.acks[0].map(|a| (a.cum, a.ece)), Some((3, false)));
         assert!(y.arm_delayed_ack);
         let gen = r.ack_gen;
         assert_eq!(r.on_delayed_ack_timer(gen).map(|a| (a.cum, a.ece)), Some((4, true)));
+    }
+
+    /// By hand, delayed ACKs every 2 segments with `quickack = 3` and `push_ack`: segments 0, 1
+    /// and 2 are each ACKed at once; 3 waits; 4 makes two; 5 waits, then 6 arrives short and is
+    /// ACKed at once. A duplicate of 6 then makes the next `MAX_QUICKACKS` segments immediate.
+    #[test]
+    fn linux_acks_a_connections_first_segments_and_short_ones_at_once() {
+        let mut p = params(2, false);
+        (p.quickack, p.push_ack) = (3, true);
+        let mut r = Receiver::default();
+        let acked = |x: RxResult| x.acks[0].map(|a| a.cum);
+        for seg in 0..3 {
+            assert_eq!(acked(r.on_data(0, seg, false, 0, false, false, &p)), Some(seg + 1), "segment {seg}");
+        }
+        assert!(r.on_data(0, 3, false, 0, false, false, &p).arm_delayed_ack);
+        assert_eq!(acked(r.on_data(0, 4, false, 0, false, false, &p)), Some(5));
+        assert!(r.on_data(0, 5, false, 0, false, false, &p).arm_delayed_ack);
+        assert_eq!(acked(r.on_data(0, 6, false, 0, false, true, &p)), Some(7), "a short segment is ACKed at once");
+        assert_eq!(acked(r.on_data(0, 6, false, 0, true, false, &p)), Some(7), "a duplicate is re-ACKed");
+        for seg in 7..7 + MAX_QUICKACKS {
+            assert_eq!(acked(r.on_data(0, seg, false, 0, false, false, &p)), Some(seg + 1), "quickack after the duplicate: {seg}");
+        }
+        assert!(r.on_data(0, 7 + MAX_QUICKACKS, false, 0, false, false, &p).arm_delayed_ack);
+        // After a silence longer than rto_min (1,000 here) the next segments are ACKed at once.
+        let n = 8 + MAX_QUICKACKS;
+        assert_eq!(acked(r.on_data(0, n, false, 0, false, false, &p)), Some(n + 1), "two segments");
+        assert_eq!(acked(r.on_data(5_000, n + 1, false, 0, false, false, &p)), Some(n + 2), "after a silence");
+        // Without the Linux rules the first segment waits.
+        let q = params(2, false);
+        assert!(Receiver::default().on_data(0, 0, false, 0, false, false, &q).arm_delayed_ack);
     }
 }

@@ -107,6 +107,8 @@ struct Eifel {
     sacked_above: u32,
     cwnd: u64,
     ssthresh: u64,
+    /// The cut was undone while recovery went on (Linux's `tcp_try_undo_partial`).
+    undone: bool,
 }
 
 impl Sender {
@@ -236,16 +238,20 @@ impl Sender {
             }
         }
         let advanced = cum > self.una;
+        let mut undone = None;
         if let (Some(e), Some(cap)) = (self.eifel, p.adaptive_dupthresh) {
-            if cum > e.hole {
+            if cum > e.hole && !e.undone {
                 self.eifel = None;
                 if echo < e.start && self.recovery == Recovery::Fast {
-                    // The original filled the hole: the retransmission was spurious.
+                    // The original filled the hole: the retransmission was spurious. Undo the
+                    // cut, as Linux's `tcp_try_undo_partial`, but stay in recovery: a hole
+                    // further up may be really lost, and is repaired now rather than after a
+                    // timeout. The window is the flight plus a burst of 3 (`tcp_moderate_cwnd`)
+                    // until recovery ends, which decides whether the cut stands.
                     self.stats.spurious += 1;
                     self.dupthresh = self.dupthresh.max(e.sacked_above + 1).min(cap.max(self.dupthresh));
-                    self.cwnd = e.cwnd;
-                    self.ssthresh = e.ssthresh;
-                    self.recovery = Recovery::None;
+                    undone = Some(e.cwnd);
+                    self.eifel = Some(Eifel { undone: true, ..e });
                 }
             }
         }
@@ -267,7 +273,12 @@ impl Sender {
             match self.recovery {
                 Recovery::Fast if cum >= self.recover => {
                     self.recovery = Recovery::None;
-                    self.cwnd = self.ssthresh;
+                    match self.eifel.take() {
+                        // Linux's `tcp_try_undo_recovery`: the ACK that ends recovery was sent
+                        // for an original, so no retransmission repaired anything: no cut.
+                        Some(e) if e.undone && echo < e.start => (self.cwnd, self.ssthresh) = (e.cwnd, e.ssthresh),
+                        _ => self.cwnd = self.ssthresh,
+                    }
                 }
                 // Partial ACK: keep recovering (RFC 6675 §5). Without SACK the next hole is the
                 // next unacknowledged segment, resent at once (NewReno, RFC 6582 §3.2 step 3).
@@ -294,6 +305,9 @@ impl Sender {
                 delivered += 1;
             }
         }
+        if let (Some(w), Recovery::Fast) = (undone, self.recovery) {
+            self.cwnd = w.min((self.pipe() as u64 + 3) * self.mss).max(self.cwnd);
+        }
         if let Some(g) = p.dctcp_g {
             self.dctcp_update(ece, g);
         }
@@ -302,7 +316,7 @@ impl Sender {
             if self.dupacks >= self.dupthresh || sacked >= self.dupthresh {
                 if p.adaptive_dupthresh.is_some() {
                     let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
-                    self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh });
+                    self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
                 }
                 self.enter_fast_recovery();
             }
@@ -311,7 +325,7 @@ impl Sender {
             if let Some(x) = self.sacked.nth_highest(self.dupthresh) {
                 self.lost_limit = self.lost_limit.max(x);
             }
-            if p.prr && self.recovery == Recovery::Fast {
+            if p.prr && self.recovery == Recovery::Fast && !self.eifel.is_some_and(|e| e.undone) {
                 self.prr_ack(delivered);
             }
         }
@@ -426,6 +440,7 @@ impl Sender {
         self.ca_credit = 0;
         self.dupacks = 0;
         self.recovery = Recovery::Timeout;
+        self.eifel = None;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
         self.high_rxt = self.una;
@@ -481,6 +496,8 @@ mod tests {
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
             cubic: false,
+            quickack: 0,
+            push_ack: false,
         }
     }
 
@@ -678,12 +695,47 @@ mod tests {
             if agent {
                 assert_eq!(s.stats.spurious, 1);
                 assert_eq!(s.dupthresh, 4, "raised to the reordering extent + 1");
-                assert!(s.cwnd >= 8_000, "window cut undone: {}", s.cwnd);
+                // Recovery goes on to segment 8 with the window at the flight (4..8) + 3.
+                assert_eq!(s.cwnd, 7_000);
+                // The rest arrives, triggered by originals: the cut is undone whole.
+                s.on_ack(160, 8, &NO_SACK, false, 0, &p);
+                assert_eq!(s.cwnd, 8_000, "window cut undone");
             } else {
                 assert_eq!(s.dupthresh, 3);
                 assert_eq!(s.stats.spurious, 0);
             }
         }
+    }
+
+    /// By hand, a spurious fast retransmission and a real loss in the same window (Linux 2.6's
+    /// `tcp_try_undo_partial`): 0..10 sent at t=0; 0 is late and 5 is lost. SACKs of 1..=3
+    /// start recovery (cut to 5,000); the late 0 and 1..5 arrive (undo: the window is the flight,
+    /// 5..10, plus 3), and SACKs of 6..10 mark 5 lost, which is resent in recovery, with no timeout.
+    /// Its ACK echoes the retransmission, so recovery ends with the cut standing (ssthresh).
+    #[test]
+    fn a_real_loss_after_an_undone_retransmission_is_repaired_in_recovery() {
+        let mut p = params();
+        p.adaptive_dupthresh = Some(64);
+        let mut s = Sender::new(100_000, p.mss, &p);
+        s.cwnd = 10_000;
+        assert_eq!(drain(&mut s).len(), 10);
+        for k in 1..=3u32 {
+            s.on_ack(100, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+        }
+        assert_eq!((s.ssthresh, s.cwnd), (5_000, 5_000));
+        assert_eq!(drain(&mut s).first(), Some(&(0, true)));
+        s.on_ack(150, 5, &NO_SACK, false, 0, &p); // the original 0 (sent at 0), then 1..5
+        assert_eq!((s.stats.spurious, s.dupthresh), (1, 4));
+        // The window is the flight (5..10) plus 3 while recovery goes on.
+        assert_eq!(s.cwnd, 8_000);
+        for k in 6..=10u32 {
+            s.on_ack(160, 5, &[(6, k), (0, 0), (0, 0)], false, 0, &p);
+        }
+        let sent = drain(&mut s);
+        assert_eq!(sent.first(), Some(&(5, true)), "5 resent in recovery: {sent:?}");
+        assert_eq!(s.stats.timeouts, 0);
+        s.on_ack(200, 10 + sent.len() as u32 - 1, &NO_SACK, false, 170, &p); // echoes the resend
+        assert_eq!(s.cwnd, 5_000, "a real loss: the cut stands");
     }
 
     /// ACKs overtake each other when the fabric sprays them. An ACK older than `una` must not
