@@ -4,7 +4,9 @@
 - `links`: one row per directed link (tier, bytes, drops, ECN marks, queueing, utilisation);
 - `queues`: switch-port queue lengths every `output.queue_interval` (empty unless asked for);
 - `timeseries`: payload delivered per service per `output.bin`;
-- `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`).
+- `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`);
+- `trace`: every packet event of the flows `output.trace` lists (send, resend, drop, drop_ack,
+  arrive, ack, timeout; `link` is the port where a queue dropped it, null elsewhere).
 
 On disk a run is a folder of Parquet files and a pretty `summary.json`, so that results can be
 compared later without rerunning and read by any Parquet tool.
@@ -20,9 +22,13 @@ from typing import Any
 
 import polars as pl
 
-TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries")
+TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries", "trace")
+# Tables that results saved before they existed lack; they load empty.
+OPTIONAL = ("trace",)
 SUMMARY = "summary.json"
+NO_LINK = 2**32 - 1
 FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY)
+REQUIRED = tuple(f for f in FILES if f.removesuffix(".parquet") not in OPTIONAL)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,6 +39,7 @@ class Results:
     queues: pl.DataFrame
     timeseries: pl.DataFrame
     link_timeseries: pl.DataFrame
+    trace: pl.DataFrame
 
     def __repr__(self) -> str:
         """One line a notebook can show: what ran and its headline numbers, not every table."""
@@ -60,7 +67,13 @@ class Results:
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:
         """Wrap the dict `clos._core.run` returns (summary as JSON text, tables as columns)."""
-        return cls(json.loads(output["summary"]), *(_frame(output[table]) for table in TABLES))
+        tables = {table: _frame(output[table]) for table in TABLES}
+        # No link: the core's u32::MAX (`metrics/trace.rs`, NO_LINK).
+        link = pl.col("link")
+        tables["trace"] = tables["trace"].with_columns(
+            pl.when(link == NO_LINK).then(None).otherwise(link).alias("link")
+        )
+        return cls(json.loads(output["summary"]), **tables)
 
     def save(self, directory: str | PathLike[str]) -> Path:
         folder = Path(directory)
@@ -73,14 +86,18 @@ class Results:
     @classmethod
     def load(cls, directory: str | PathLike[str]) -> Results:
         folder = Path(directory)
-        missing = [name for name in FILES if not (folder / name).is_file()]
+        missing = [name for name in REQUIRED if not (folder / name).is_file()]
         if missing:
             raise FileNotFoundError(
                 f"{folder} does not hold saved results: missing {', '.join(missing)} "
                 "(a results folder is written by `clos run` or Results.save)"
             )
         summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
-        return cls(summary, *(pl.read_parquet(folder / f"{table}.parquet") for table in TABLES))
+        return cls(summary, *(_read(folder / f"{table}.parquet") for table in TABLES))
+
+
+def _read(path: Path) -> pl.DataFrame:
+    return pl.read_parquet(path) if path.is_file() or path.stem not in OPTIONAL else pl.DataFrame()
 
 
 def _frame(columns: dict[str, Any]) -> pl.DataFrame:

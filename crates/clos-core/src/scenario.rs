@@ -425,6 +425,9 @@ pub struct OutputSpec {
     /// Flows of at least this many bytes are "long" (CONGA: 10 MB).
     #[serde(default = "default_long_flow")]
     pub long_flow: ByteSize,
+    /// Flows (by id) whose every packet event goes into the `trace` table (`metrics/trace.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<u32>,
 }
 
 fn default_short_flow() -> ByteSize {
@@ -441,7 +444,14 @@ fn default_bin() -> Duration {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { bin: default_bin(), queue_interval: None, link_timeseries: false, short_flow: default_short_flow(), long_flow: default_long_flow() }
+        OutputSpec {
+            bin: default_bin(),
+            queue_interval: None,
+            link_timeseries: false,
+            short_flow: default_short_flow(),
+            long_flow: default_long_flow(),
+            trace: Vec::new(),
+        }
     }
 }
 
@@ -611,6 +621,12 @@ impl Scenario {
         }
         if self.output.bin.0 == 0 {
             return Err(bad("output.bin", "must be positive"));
+        }
+        if self.output.trace.len() > crate::metrics::trace::MAX_TRACED {
+            return Err(bad(
+                "output.trace",
+                format!("lists {} flows; a run traces at most {}: pick the flows to read", self.output.trace.len(), crate::metrics::trace::MAX_TRACED),
+            ));
         }
         if self.output.queue_interval.is_some_and(|d| d.0 == 0) {
             return Err(bad("output.queue_interval", "must be positive (e.g. \"10us\"), or left out to sample nothing"));

@@ -149,6 +149,7 @@ fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;
     out.set_item("timeseries", table!(py, r.timeseries, bin_start_ps, service, bytes, goodput_bps))?;
     out.set_item("link_timeseries", table!(py, r.link_timeseries, bin_start_ps, link, bytes, utilisation))?;
+    out.set_item("trace", table!(py, r.trace, time_ps, flow, event, seg, sacked, link))?;
     Ok(out)
 }
 

@@ -9,6 +9,7 @@ pub mod fairness;
 pub mod fct;
 pub mod recorder;
 pub mod slowdown;
+pub mod trace;
 
 use crate::packet::wire;
 use crate::topology::TIERS;
@@ -91,6 +92,7 @@ pub struct Report {
     pub timeseries: TimeSeries,
     pub queues: QueueSamples,
     pub link_timeseries: LinkBins,
+    pub trace: trace::TraceTable,
 }
 
 impl Report {

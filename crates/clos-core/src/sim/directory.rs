@@ -10,6 +10,7 @@ use super::World;
 use crate::directory::{AtAgent, Directory, DirectoryEvent};
 use crate::event::EventQueue;
 use crate::lb::Fabric;
+use crate::metrics::trace::NO_LINK;
 use crate::packet::{Packet, FLAG_ACK};
 use crate::rng::Streams;
 use crate::scenario::Scenario;
@@ -73,7 +74,7 @@ impl World {
                 true
             }
             None => {
-                self.drop_packet(h);
+                self.drop_packet(h, NO_LINK);
                 false
             }
         }
@@ -88,7 +89,7 @@ impl World {
         if d.at_host(self.now, aa, pkt.dst) {
             return true;
         }
-        self.drop_packet(h);
+        self.drop_packet(h, NO_LINK);
         false
     }
 

@@ -4,6 +4,7 @@ use super::shape::{General, Shape};
 use super::World;
 use crate::event::Event;
 use crate::lb::Fabric;
+use crate::metrics::trace::{Event as TraceEvent, NO_LINK};
 use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT, FLAG_RETX};
 use crate::transport::receiver::Ack;
 use crate::transport::reorder_shim::Segment;
@@ -20,6 +21,10 @@ impl World {
     pub(super) fn send_segment<S: Shape>(&mut self, flow: u32) -> bool {
         let f = flow as usize;
         let Some((seg, retx)) = self.senders[f].next_segment() else { return false };
+        // Traced runs take the general loop (`shape.rs`), so the plain one pays nothing.
+        if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
+            t.record(self.now, flow, if retx { TraceEvent::Resend } else { TraceEvent::Send }, seg, 0, NO_LINK);
+        }
         let spec = &self.flows[f];
         let mut pkt = Packet {
             flow,
@@ -91,6 +96,10 @@ impl World {
         self.pool.free(h);
         self.counters.delivered += 1;
         let f = pkt.flow as usize;
+        if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
+            let (event, sacked) = if pkt.has(FLAG_ACK) { (TraceEvent::Ack, pkt.sack.iter().map(|b| b.1).max().unwrap_or(0)) } else { (TraceEvent::Arrive, 0) };
+            t.record(self.now, pkt.flow, event, pkt.seg, sacked, NO_LINK);
+        }
         if pkt.has(FLAG_ACK) {
             let advanced = self.senders[f].on_ack(self.now, pkt.seg, &pkt.sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
             if !self.senders[f].outstanding() {
@@ -194,6 +203,9 @@ impl World {
                 self.queue.schedule(d, Event::Rto { flow, gen: t.gen });
             }
             Some(_) => {
+                if let Some(tr) = self.trace.as_mut() {
+                    tr.record(self.now, flow, TraceEvent::Timeout, self.senders[f].una, 0, NO_LINK);
+                }
                 self.senders[f].on_timeout();
                 self.rto[f].deadline = None;
                 self.pump::<General>(flow); // re-arms the timer with the backed-off RTO

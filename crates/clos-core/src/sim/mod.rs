@@ -19,8 +19,9 @@ use crate::fabric::scheduler::Class;
 use crate::fabric::{Enqueued, Offered, Ports};
 use crate::lb::{Fabric, Forwarder, Known};
 use crate::metrics::recorder::Recorder;
+use crate::metrics::trace::{Event as TraceEvent, Trace, NO_LINK};
 use crate::metrics::Counters;
-use crate::packet::{Packet, PacketPool, FLAG_CE};
+use crate::packet::{Packet, PacketPool, FLAG_ACK, FLAG_CE};
 use crate::rng::{mix64, Streams};
 use crate::routing::{LinkState, Routes};
 use crate::scenario::{EcnMarking, OutputSpec, Scenario, Stop};
@@ -75,6 +76,8 @@ pub struct World {
     pub delivered_bytes: Vec<u64>,
     /// Packets of each flow (data and ACKs) lost anywhere.
     pub flow_drops: Vec<u32>,
+    /// Packet traces of the flows `output.trace` lists (`metrics/trace.rs`); `None`: none.
+    pub trace: Option<Box<Trace>>,
     flows_done: usize,
     pub counters: Counters,
     /// Payload delivered per service per bin: `goodput_bins[service][bin]`.
@@ -326,6 +329,7 @@ impl World {
             finished: vec![None; n],
             delivered_bytes: vec![0; n],
             flow_drops: vec![0; n],
+            trace: Trace::new(&s.output.trace),
             flows_done: 0,
             counters: Counters::default(),
             // Sized for the whole run so that delivering never allocates.
@@ -402,7 +406,7 @@ impl World {
     /// nothing else is in play, else `Any`. Failures, the directory and the shim are fixed when
     /// the world is built, so a run keeps its shape.
     fn shape(&self) -> Known {
-        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled;
+        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled && self.trace.is_none();
         if plain && !self.general_only {
             self.fwd.known()
         } else {
@@ -716,7 +720,7 @@ impl World {
                 if let Some(f) = self.faults.as_mut() {
                     f.looped += 1;
                 }
-                self.drop_packet(h);
+                self.drop_packet(h, NO_LINK);
                 return;
             }
         }
@@ -724,7 +728,7 @@ impl World {
         let at_destination = self.topo.host_tor[dst] == node;
         if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
-            self.drop_packet(h);
+            self.drop_packet(h, NO_LINK);
             return;
         }
         let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
@@ -756,16 +760,22 @@ impl World {
             false
         };
         if lost {
-            self.drop_packet(h);
+            self.drop_packet(h, via);
         }
         lost
     }
 
-    /// Packet `h` is lost: counted for the run and for its flow, and freed.
-    fn drop_packet(&mut self, h: u32) {
-        let flow = self.pool.get(h).flow as usize;
+    /// Packet `h` is lost (at `port`, or `NO_LINK`): counted for the run and for its flow,
+    /// traced if its flow is, and freed.
+    pub(super) fn drop_packet(&mut self, h: u32, port: u32) {
+        let pkt = self.pool.get(h);
+        let flow = pkt.flow as usize;
         if let Some(d) = self.flow_drops.get_mut(flow) {
             *d += 1;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            let event = if pkt.has(FLAG_ACK) { TraceEvent::DropAck } else { TraceEvent::Drop };
+            t.record(self.now, pkt.flow, event, pkt.seg, 0, port);
         }
         self.pool.free(h);
         self.counters.dropped += 1;
@@ -781,7 +791,7 @@ impl World {
                     f.into_failed_converged += 1;
                 }
                 self.ports.link_losses[port as usize] += 1;
-                self.drop_packet(h);
+                self.drop_packet(h, port);
                 return;
             }
             self.pool.get_mut(h).epoch = self.ports.epoch[port as usize];
@@ -800,7 +810,7 @@ impl World {
         }
         match self.ports.enqueue(port, wire, pkt.has(crate::packet::FLAG_ECT), self.now, !S::PLAIN) {
             Enqueued::Dropped => {
-                self.drop_packet(h);
+                self.drop_packet(h, port);
             }
             Enqueued::Accepted { arrival, to, mark, .. } => {
                 if mark {
@@ -817,7 +827,7 @@ impl World {
         let pkt = self.pool.get(h);
         let class = self.service_class[self.flows[pkt.flow as usize].service as usize];
         match self.ports.offer(port, class, h, wire, pkt.has(crate::packet::FLAG_ECT), self.now) {
-            Offered::Dropped => self.drop_packet(h),
+            Offered::Dropped => self.drop_packet(h, port),
             Offered::Started(accepted) => self.depart(h, accepted),
             Offered::Waiting { drain_at } => {
                 if let Some(at) = drain_at {

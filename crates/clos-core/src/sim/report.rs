@@ -128,7 +128,15 @@ impl RunOutput<'_> {
         if let Some(directory) = w.directory_summary() {
             summary["directory"] = directory;
         }
-        Report { summary, flows, links, timeseries: self.timeseries(), queues: w.recorder.queues.clone(), link_timeseries: w.recorder.link_bins.clone() }
+        Report {
+            summary,
+            flows,
+            links,
+            timeseries: self.timeseries(),
+            queues: w.recorder.queues.clone(),
+            link_timeseries: w.recorder.link_bins.clone(),
+            trace: w.trace.as_ref().map(|t| t.table()).unwrap_or_default(),
+        }
     }
 
     fn flow_table(&self) -> FlowTable {
