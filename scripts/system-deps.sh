@@ -2,7 +2,8 @@
 # The system programs the test command needs beyond the toolchains (Rust, Python 3.11, gcc), each
 # installed when missing: rustfmt and clippy (through rustup), etcd (the directory service's replicated store, whose tests start real
 # members), protoc with its well-known .proto files (the etcd client's generated code imports
-# google/protobuf/*.proto), and valgrind (the instruction-count gate). Installs with apt-get as
+# google/protobuf/*.proto), valgrind (the instruction-count gate), and as root ethtool (the
+# kernel comparison's short form, tests/test_kernel.py, which needs root anyway). Installs with apt-get as
 # root, with sudo when that is available, and otherwise stops with one line naming the command to
 # run. run.sh needs none of them. Called by test.sh.
 set -euo pipefail
@@ -22,6 +23,9 @@ command -v etcd >/dev/null || missing+=(etcd-server)
 command -v protoc >/dev/null || missing+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/timestamp.proto ] || missing+=(libprotobuf-dev)
 command -v valgrind >/dev/null || missing+=(valgrind)
+if [ "$(id -u)" -eq 0 ]; then
+  command -v ethtool >/dev/null || missing+=(ethtool)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 command="apt-get install -y --no-install-recommends ${missing[*]}"

@@ -1,0 +1,485 @@
+"""clos beside the Linux kernel on a one-switch star (issue 41; docs/validation.md, "Beside the
+Linux kernel"). Needs root, network namespaces, `ip`, `tc`, `ethtool` and `nstat`; elsewhere it
+says so in one line and exits 0.
+
+The kernel's side: one namespace per host and one for the switch, a Linux bridge in it, a veth
+pair per host with segmentation and receive offloads off. tbf shapes every link to the line rate:
+on each host's egress (the NIC, with a queue of 1,000 packets that Linux's TCP small queues keep
+short) and on each switch port toward a host (its drop-tail buffer, `--buffer` bytes). The hosts
+run Reno with the kernel's own loss recovery (RACK-TLP unless `--no-rack`), ECN off, and
+`rto_min` set on their routes. One process drives every host through sockets made in their
+namespaces: each round's responses go out over fresh connections, queued whole within
+microseconds of each other, and end when the receiver reads the sender's FIN; the harness reads retransmissions
+and timeouts from `nstat` and the receiver's port drops from `tc -s`.
+
+clos's side: the same star (a leaf of N + 1 hosts), rates, buffer, `rto_min`, and link delays
+from the kernel's measured round-trip time, Linux-like hosts (`transport.preset = "linux"`,
+`host.qdisc = "fifo"` with TSQ, as a veth under tbf), and the same flows at the same instants:
+the start of each kernel flow, as its sender called `connect`, goes into clos's flows file.
+
+    python3 scripts/kernel/star.py incast --fanin 1,2,4,8,16,32 --runs 5 --rto-min 200ms
+    python3 scripts/kernel/star.py long --flows 2,4,8 --runs 5
+
+Each row gives the kernel's median and range over the runs and clos's value, for the same
+scenario drawn once per run.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import selectors
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PREFIX = "clos-k"
+NET = "10.78.0"
+MSS = 1448  # a 1,500-byte MTU less IP and TCP headers with timestamps
+PORT = 5001
+
+CLONE_NEWNET = 0x40000000
+SO_SNDBUFFORCE = 32  # root may exceed net.core.wmem_max, so a whole response is queued at once
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+COUNTERS = ("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPSpuriousRTOs")
+
+
+def missing() -> str | None:
+    """Why the kernel side cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    for tool in ("ip", "tc", "ethtool", "nstat"):
+        if shutil.which(tool) is None:
+            return f"needs `{tool}` (apt-get install iproute2 ethtool)"
+    probe = f"{PREFIX}probe"
+    ok = subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None if ok else "cannot create network namespaces here"
+
+
+def sh(*cmd: str, ns: str | None = None, check: bool = True) -> str:
+    full = (["ip", "netns", "exec", ns] if ns else []) + list(cmd)
+    done = subprocess.run(full, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{' '.join(full)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+class Star:
+    """Hosts h0..h{n} under one bridge; h{n} receives. Torn down on exit, even after an error."""
+
+    def __init__(self, senders: int, rate: str, buffer: int, rto_min: str, rack: bool):
+        self.n = senders
+        self.rate, self.buffer, self.rto_min, self.rack = rate, buffer, rto_min, rack
+        self.sw = f"{PREFIX}sw"
+        self.hosts = [f"{PREFIX}h{i}" for i in range(senders + 1)]
+
+    def ip(self, i: int) -> str:
+        return f"{NET}.{i + 1}"
+
+    def __enter__(self) -> "Star":
+        self.teardown()
+        sh("ip", "netns", "add", self.sw)
+        sh("ip", "link", "add", "br0", "type", "bridge", ns=self.sw)
+        sh("ip", "link", "set", "br0", "up", ns=self.sw)
+        for i, h in enumerate(self.hosts):
+            sh("ip", "netns", "add", h)
+            sh(
+                "ip",
+                "link",
+                "add",
+                "eth0",
+                "netns",
+                h,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                f"p{i}",
+                "netns",
+                self.sw,
+            )
+            sh("ip", "link", "set", f"p{i}", "master", "br0", ns=self.sw)
+            for ns, dev in ((h, "eth0"), (self.sw, f"p{i}")):
+                sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
+                sh("ip", "link", "set", dev, "up", ns=ns)
+            sh("ip", "link", "set", "lo", "up", ns=h)
+            sh("ip", "addr", "add", f"{self.ip(i)}/24", "dev", "eth0", ns=h)
+            # The route carries rto_min; the NIC's queue is 1,000 packets, as txqueuelen.
+            sh(
+                "ip",
+                "route",
+                "replace",
+                f"{NET}.0/24",
+                "dev",
+                "eth0",
+                "rto_min",
+                self.rto_min,
+                ns=h,
+            )
+            self.tbf(h, "eth0", 1000 * 1514)
+            # tbf counts a full frame as 1,514 B, clos as the 1,538 B it takes on the wire
+            # (preamble, FCS, gap): the same buffer in frames.
+            self.tbf(self.sw, f"p{i}", self.buffer * 1514 // 1538)
+            for key, value in (
+                ("net.ipv4.tcp_congestion_control", "reno"),
+                ("net.ipv4.tcp_ecn", "0"),
+                ("net.ipv4.tcp_recovery", "1" if self.rack else "0"),
+                ("net.ipv4.tcp_early_retrans", "3" if self.rack else "0"),
+                ("net.ipv4.tcp_no_metrics_save", "1"),
+            ):
+                sh("sysctl", "-qw", f"{key}={value}", ns=h)
+        return self
+
+    def tbf(self, ns: str, dev: str, limit: int) -> None:
+        # burst: two frames, the least tbf takes at these rates without throttling below them.
+        sh(
+            "tc",
+            "qdisc",
+            "replace",
+            "dev",
+            dev,
+            "root",
+            "tbf",
+            "rate",
+            self.rate,
+            "burst",
+            "3028",
+            "limit",
+            str(limit),
+            ns=ns,
+        )
+
+    def __exit__(self, *_) -> None:
+        self.teardown()
+
+    def teardown(self) -> None:
+        out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        for name in re.findall(rf"^({PREFIX}\S+)", out, re.M):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+    def socket_in(self, i: int) -> socket.socket:
+        """A TCP socket made inside host i's namespace (a socket keeps the namespace it was made
+        in, so one process drives every host, and sends start microseconds apart)."""
+        here = os.open("/proc/self/ns/net", os.O_RDONLY)
+        there = os.open(f"/run/netns/{self.hosts[i]}", os.O_RDONLY)
+        try:
+            if LIBC.setns(there, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns")
+            sock = socket.socket()
+        finally:
+            LIBC.setns(here, CLONE_NEWNET)
+            os.close(here)
+            os.close(there)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def drops(self) -> int:
+        out = sh("tc", "-s", "qdisc", "show", "dev", f"p{self.n}", ns=self.sw)
+        return int(re.search(r"dropped (\d+)", out).group(1))
+
+    def counters(self) -> dict[str, int]:
+        total = dict.fromkeys(COUNTERS, 0)
+        for h in self.hosts[: self.n]:
+            out = json.loads(sh("nstat", "-az", "--json", *COUNTERS, ns=h))["kernel"]
+            for k in COUNTERS:
+                total[k] += int(out.get(k, 0))
+        return total
+
+    def listen(self) -> socket.socket:
+        lst = self.socket_in(self.n)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((self.ip(self.n), PORT))
+        lst.listen(1024)
+        return lst
+
+    def connect(self, lst: socket.socket, i: int) -> tuple[socket.socket, socket.socket]:
+        """A fresh connection from host i to the receiver: (sender's end, receiver's end)."""
+        c = self.socket_in(i)
+        c.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20)
+        c.connect((self.ip(self.n), PORT))
+        r, _ = lst.accept()
+        return c, r
+
+    def rtt(self) -> float:
+        """Median round trip of a one-byte exchange between h0 and the receiver, in seconds."""
+        with self.listen() as lst:
+            c, r = self.connect(lst, 0)
+            samples = []
+            for _ in range(200):
+                t = time.monotonic()
+                c.sendall(b"x")
+                r.recv(1)
+                r.sendall(b"x")
+                c.recv(1)
+                samples.append(time.monotonic() - t)
+            c.close()
+            r.close()
+        return statistics.median(samples)
+
+
+def run_kernel(star: Star, rounds: list[list[tuple[int, int]]], gap: float) -> dict:
+    """Send each round's (sender, bytes) flows at once over fresh connections (opened before the
+    round, so the handshake is not timed: clos has none); the next round starts `gap` seconds
+    after its last flow ends. Returns the flows with their start and end times."""
+    for h in star.hosts[: star.n]:
+        sh("nstat", "-n", ns=h)
+    drops0 = star.drops()
+    flows = []
+    base = None
+    with star.listen() as lst:
+        for r, round_ in enumerate(rounds):
+            pairs = [star.connect(lst, i) for i, _ in round_]
+            sel = selectors.DefaultSelector()
+            t0 = time.monotonic()
+            base = t0 if base is None else base
+            left, starts = {}, {}
+            for (c, rx), (i, size) in zip(pairs, round_, strict=True):
+                c.setblocking(False)
+                rx.setblocking(False)
+                starts[i] = time.monotonic()
+                left[c] = memoryview(b"x" * size)[c.send(b"x" * size) :]
+                if left[c]:
+                    sel.register(c, selectors.EVENT_WRITE, i)
+                else:
+                    c.shutdown(socket.SHUT_WR)
+                sel.register(rx, selectors.EVENT_READ, i)
+            ends: dict[int, float] = {}
+            deadline = t0 + 60
+            while len(ends) < len(round_):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"round {r} did not finish in 60 s")
+                for key, _ in sel.select(1):
+                    sock, i = key.fileobj, key.data
+                    if key.events == selectors.EVENT_WRITE:
+                        sent = sock.send(left[sock])
+                        left[sock] = left[sock][sent:]
+                        if not left[sock]:
+                            sel.unregister(sock)
+                            sock.shutdown(socket.SHUT_WR)
+                    elif not sock.recv(1 << 20):
+                        ends[i] = time.monotonic()
+                        sel.unregister(sock)
+            for c, rx in pairs:
+                c.close()
+                rx.close()
+            for i, size in round_:
+                flows.append(
+                    {
+                        "round": r,
+                        "src": i,
+                        "bytes": size,
+                        "start": starts[i] - base,
+                        "end": ends[i] - base,
+                    }
+                )
+            time.sleep(gap)
+    flows.sort(key=lambda f: (f["start"], f["src"]))
+    return {"flows": flows, "drops": star.drops() - drops0, **star.counters()}
+
+
+def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]) -> dict:
+    import clos
+
+    with tempfile.TemporaryDirectory() as d:
+        csv = Path(d) / "flows.csv"
+        rows = "".join(f"{f['src']},{n},{f['bytes']},{f['start']:.9f}\n" for f in kernel_flows)
+        csv.write_text("src,dst,bytes,start\n" + rows)
+        # Four link traversals per round trip; the kernel's also holds its software path.
+        delay_ns = max(1, round(rtt / 4 * 1e9))
+        scenario = {
+            "seed": 1,
+            "topology": {
+                "kind": "leaf_spine",
+                "leaves": 1,
+                "spines": 1,
+                "hosts_per_leaf": n + 1,
+                "host_rate": a.rate_clos,
+                "fabric_rate": a.rate_clos,
+                "link_delay": f"{delay_ns}ns",
+            },
+            "switch": {"buffer": a.buffer},
+            "host": {"qdisc": "fifo"},
+            "transport": {"preset": "linux", "rto_min": a.rto_min, "mss": MSS},
+            "workload": {"kind": "flows", "file": str(csv)},
+            "max_time": "3600s",
+        }
+        res = clos.run(scenario)
+    # clos's flows in the kernel's order: the kernel's are sorted by (start, src), and clos's
+    # starts are the kernel's to the nanosecond.
+    fl = res.flows.sort(["start_ps", "src"])
+    if not fl["finished"].all():
+        raise RuntimeError(f"clos left {(~fl['finished']).sum()} flows unfinished")
+    s = res.summary
+    drops = next(t["drops"] for t in s["queueing"]["tiers"] if t["tier"] == "tor_down")
+    return {
+        "starts": [x / 1e12 for x in fl["start_ps"].to_list()],
+        "ends": [x / 1e12 for x in fl["end_ps"].to_list()],
+        "drops": drops,
+        "TcpRetransSegs": s["flows"]["retransmits"],
+        "TcpExtTCPTimeouts": s["flows"]["timeouts"],
+    }
+
+
+def rounds_of(flows: list[dict], starts: list[float], ends: list[float]) -> list[float]:
+    """Each round's completion time: its last flow's end less its first flow's start."""
+    out: dict[int, tuple[float, float]] = {}
+    for f, s, e in zip(flows, starts, ends, strict=True):
+        lo, hi = out.get(f["round"], (s, e))
+        out[f["round"]] = (min(lo, s), max(hi, e))
+    return [hi - lo for lo, hi in out.values()]
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3g} ({min(values):.3g}-{max(values):.3g})"
+
+
+def incast(a: argparse.Namespace) -> list[tuple]:
+    rows = []
+    for n in (int(x) for x in a.fanin.split(",")):
+        kernel, ours = [], []
+        for _ in range(a.runs):
+            with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
+                rtt = star.rtt()
+                k = run_kernel(
+                    star, [[(i, a.response) for i in range(n)] for _ in range(a.rounds)], a.gap
+                )
+            c = run_clos(n, a, rtt, k["flows"])
+            kernel.append(
+                (
+                    k,
+                    rounds_of(
+                        k["flows"], [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
+                    ),
+                )
+            )
+            ours.append((c, rounds_of(k["flows"], c["starts"], c["ends"])))
+        rows.append(
+            (
+                n,
+                spread([statistics.median(r) * 1e3 for _, r in kernel]),
+                f"{statistics.median(statistics.median(r) for _, r in ours) * 1e3:.3g}",
+                spread([k["TcpExtTCPTimeouts"] / a.rounds for k, _ in kernel]),
+                f"{statistics.median(c['TcpExtTCPTimeouts'] for c, _ in ours) / a.rounds:.3g}",
+                spread([k["drops"] / a.rounds for k, _ in kernel]),
+                f"{statistics.median(c['drops'] for c, _ in ours) / a.rounds:.3g}",
+                f"{rtt * 1e6:.0f}",
+            )
+        )
+        print(" | ".join(map(str, rows[-1])), file=sys.stderr)
+    return rows
+
+
+def long(a: argparse.Namespace) -> list[tuple]:
+    rows = []
+    for n in (int(x) for x in a.flows.split(",")):
+        kernel, ours = [], []
+        for _ in range(a.runs):
+            with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
+                rtt = star.rtt()
+                k = run_kernel(star, [[(i, a.size) for i in range(n)]], 0)
+            c = run_clos(n, a, rtt, k["flows"])
+            ks = [f["start"] for f in k["flows"]]
+            kernel.append((k, first_share(ks, [f["end"] for f in k["flows"]])))
+            ours.append((c, first_share(c["starts"], c["ends"])))
+        rows.append(
+            (
+                n,
+                spread([s for _, s in kernel]),
+                f"{statistics.median(s for _, s in ours):.3g}",
+                spread([k["drops"] for k, _ in kernel]),
+                f"{statistics.median(c['drops'] for c, _ in ours):.3g}",
+                spread([k["TcpExtTCPTimeouts"] for k, _ in kernel]),
+                f"{statistics.median(c['TcpExtTCPTimeouts'] for c, _ in ours):.3g}",
+                f"{rtt * 1e6:.0f}",
+            )
+        )
+        print(" | ".join(map(str, rows[-1])), file=sys.stderr)
+    return rows
+
+
+def first_share(starts: list[float], ends: list[float]) -> float:
+    """When the first flow finished, as a share of the round (the last flow's finish)."""
+    t0 = min(starts)
+    return (min(ends) - t0) / (max(ends) - t0)
+
+
+def size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)(KB|MB)?", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected bytes like 64KB or 20MB, got {text!r}")
+    return int(m.group(1)) * {None: 1, "KB": 1000, "MB": 1000_000}[m.group(2)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=("incast", "long"))
+    ap.add_argument("--fanin", default="1,2,4,8,16,32", help="incast: responders")
+    ap.add_argument("--flows", default="2,4,8", help="long: flows sharing the receiver's port")
+    ap.add_argument("--response", type=size, default="64KB", help="incast: bytes per responder")
+    ap.add_argument("--size", type=size, default="20MB", help="long: bytes per flow")
+    ap.add_argument("--rounds", type=int, default=10, help="incast: rounds per run")
+    ap.add_argument("--gap", type=float, default=0.05, help="incast: seconds between rounds")
+    ap.add_argument("--runs", type=int, default=5)
+    # 100 Mb/s: through the namespaces' software path a packet costs about 18 us of CPU (sender,
+    # bridge, receiver, its ACK), so 1 Gb/s saturates two cores and serialises a round's starts.
+    ap.add_argument("--rate", default="100mbit", help="line rate (tc's units)")
+    ap.add_argument("--buffer", default="150KB", help="the switch port's drop-tail buffer")
+    ap.add_argument("--rto-min", default="200ms")
+    ap.add_argument("--no-rack", action="store_true", help="turn off RACK and TLP in the kernel")
+    a = ap.parse_args()
+    why = missing()
+    if why:
+        print(f"kernel comparison skipped: {why}")
+        return 0
+    a.buffer_bytes = size(a.buffer)
+    a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
+    rack = "off" if a.no_rack else "on"
+    print(
+        f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs"
+    )
+    if a.case == "incast":
+        print(
+            f"{a.rounds} rounds of {a.response:,} B per responder per run; kernel: median (min-max) over runs of each run's median"
+        )
+        header = (
+            "responders",
+            "round ms, kernel",
+            "clos",
+            "timeouts/round, kernel",
+            "clos",
+            "drops/round, kernel",
+            "clos",
+            "RTT us",
+        )
+        rows = incast(a)
+    else:
+        print(f"{a.size:,} B per flow; kernel: median (min-max) over runs")
+        header = (
+            "flows",
+            "first finish / round, kernel",
+            "clos",
+            "drops, kernel",
+            "clos",
+            "timeouts, kernel",
+            "clos",
+            "RTT us",
+        )
+        rows = long(a)
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(map(str, row)) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The kernel comparison's short form (scripts/kernel/star.py; docs/validation.md, "Beside the
+Linux kernel"): runs where root, network namespaces and the tools are there, and says why it
+skipped elsewhere."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).parent.parent / "scripts" / "kernel" / "star.py"
+spec = importlib.util.spec_from_file_location("kernel_star", SCRIPT)
+star = importlib.util.module_from_spec(spec)
+sys.modules["kernel_star"] = star
+spec.loader.exec_module(star)
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    why = star.missing()
+    if why:
+        pytest.skip(f"kernel comparison: {why}")
+    return star
+
+
+def test_two_responders_take_the_serialisation_time_in_both(kernel):
+    # Two 64 KB responses into one 100 Mb/s port with a 150 KB buffer: nothing is lost, so the
+    # round is the port's serialisation of 128 KB in frames, about 10.7 ms, in the kernel and
+    # in clos alike (within 10%: the kernel's tbf counts 1,514 B a frame, clos 1,538 on the wire).
+    with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
+        rtt = s.rtt()
+        k = kernel.run_kernel(s, [[(0, 64_000), (1, 64_000)]], 0.01)
+    args = type("A", (), {"rate_clos": "100Mbps", "buffer": "150KB", "rto_min": "200ms"})
+    c = kernel.run_clos(2, args, rtt, k["flows"])
+    starts = [f["start"] for f in k["flows"]]
+    ours = kernel.rounds_of(k["flows"], c["starts"], c["ends"])[0]
+    theirs = kernel.rounds_of(k["flows"], starts, [f["end"] for f in k["flows"]])[0]
+    assert k["drops"] == 0 and c["drops"] == 0
+    assert 0.009 < theirs < 0.0125, theirs
+    assert abs(ours - theirs) / theirs < 0.1, (ours, theirs)
