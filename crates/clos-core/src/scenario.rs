@@ -358,6 +358,9 @@ pub struct TransportSpec {
     pub quickack: u32,
     /// ACK a segment shorter than the MSS at once (Linux, when the application reads it).
     pub push_ack: bool,
+    /// In fast recovery, every hole below the highest SACKed segment is lost (RFC 8985's RACK
+    /// with Linux's zero reordering window there, until the flow has seen reordering).
+    pub rack: bool,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -391,6 +394,7 @@ impl Default for TransportSpec {
             prr: false,
             quickack: 0,
             push_ack: false,
+            rack: false,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -729,6 +733,7 @@ impl Scenario {
             cubic: t.kind == Kind::Cubic,
             quickack: t.quickack,
             push_ack: t.push_ack,
+            rack: t.rack,
         }
     }
 }

@@ -70,6 +70,8 @@ pub struct TcpParams {
     pub quickack: u32,
     /// ACK a segment shorter than the MSS at once (Linux's `ICSK_ACK_PUSHED`).
     pub push_ack: bool,
+    /// RACK's loss marking in fast recovery (RFC 8985, see `tcp`).
+    pub rack: bool,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).

@@ -208,6 +208,7 @@ mod tests {
             cubic: false,
             quickack: 0,
             push_ack: false,
+            rack: false,
         }
     }
 

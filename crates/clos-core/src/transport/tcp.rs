@@ -314,15 +314,16 @@ impl Sender {
         if self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover {
             let sacked = self.sacked.count_below(self.nxt);
             if self.dupacks >= self.dupthresh || sacked >= self.dupthresh {
-                if p.adaptive_dupthresh.is_some() {
-                    let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
-                    self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
-                }
-                self.enter_fast_recovery();
+                self.start_recovery(now, sacked, p);
             }
         }
         if self.recovery != Recovery::None {
-            if let Some(x) = self.sacked.nth_highest(self.dupthresh) {
+            // RFC 8985's RACK in fast recovery, with the reordering window Linux gives it there
+            // while the flow has seen no reordering (`tcp_rack_reo_wnd`: 0): a hole sent
+            // before a segment now delivered is lost, so every hole below the highest SACKed
+            // segment, however few segments lie above it. RFC 6675 waits for `dupthresh` of them.
+            let rack = p.rack && self.recovery == Recovery::Fast && self.stats.spurious == 0;
+            if let Some(x) = self.sacked.nth_highest(if rack { 1 } else { self.dupthresh }) {
                 self.lost_limit = self.lost_limit.max(x);
             }
             if p.prr && self.recovery == Recovery::Fast && !self.eifel.is_some_and(|e| e.undone) {
@@ -398,6 +399,14 @@ impl Sender {
             (self.nxt - self.una) as u64 * self.mss / 2
         };
         reduced.max(2 * self.mss)
+    }
+
+    fn start_recovery(&mut self, now: Time, sacked: u32, p: &TcpParams) {
+        if p.adaptive_dupthresh.is_some() {
+            let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
+            self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
+        }
+        self.enter_fast_recovery();
     }
 
     fn enter_fast_recovery(&mut self) {
@@ -498,6 +507,7 @@ mod tests {
             cubic: false,
             quickack: 0,
             push_ack: false,
+            rack: false,
         }
     }
 
@@ -736,6 +746,26 @@ mod tests {
         assert_eq!(s.stats.timeouts, 0);
         s.on_ack(200, 10 + sent.len() as u32 - 1, &NO_SACK, false, 170, &p); // echoes the resend
         assert_eq!(s.cwnd, 5_000, "a real loss: the cut stands");
+    }
+
+    /// By hand, the tail of an incast round (docs/validation.md, "Beside the Linux kernel"):
+    /// segments 0..10 out, 6 and 8 lost, 7, 9 and 10 SACKed. Three SACKed above 6 start
+    /// recovery and resend 6; above 8 lie only two, so RFC 6675 never deems it lost and it waits
+    /// for the timer. With RACK, 8 was sent before 9 and 10, which arrived: it is resent too.
+    #[test]
+    fn rack_marks_a_tail_hole_lost_that_dupthresh_cannot() {
+        for rack in [false, true] {
+            let p = TcpParams { rack, ..params() };
+            let mut s = Sender::new(10_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            s.on_ack(10, 6, &NO_SACK, false, 0, &p);
+            s.on_ack(11, 6, &[(7, 8), (0, 0), (0, 0)], false, 0, &p);
+            s.on_ack(12, 6, &[(9, 10), (7, 8), (0, 0)], false, 0, &p);
+            s.on_ack(13, 6, &[(9, 11), (7, 8), (0, 0)], false, 0, &p);
+            let resent: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            assert_eq!(resent, if rack { vec![6, 8] } else { vec![6] }, "rack {rack}");
+        }
     }
 
     /// ACKs overtake each other when the fabric sprays them. An ACK older than `una` must not
