@@ -342,35 +342,44 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3g} ({min(values):.3g}-{max(values):.3g})"
 
 
+def both(
+    a: argparse.Namespace, n: int, rounds: list[list[tuple[int, int]]]
+) -> tuple[list, list, float]:
+    """`a.runs` runs of the same rounds in the kernel and in clos: each side's results (with
+    their flows' `starts` and `ends`, in the kernel's order), and the last measured round trip."""
+    kernel, ours = [], []
+    for _ in range(a.runs):
+        with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
+            rtt = star.rtt()
+            k = run_kernel(star, rounds, a.gap)
+        ours.append(run_clos(n, a, rtt, k["flows"]))
+        k["starts"], k["ends"] = [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
+        kernel.append(k)
+    return kernel, ours, rtt
+
+
 def incast(a: argparse.Namespace) -> list[tuple]:
     rows = []
     for n in (int(x) for x in a.fanin.split(",")):
-        kernel, ours = [], []
-        for _ in range(a.runs):
-            with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
-                rtt = star.rtt()
-                k = run_kernel(
-                    star, [[(i, a.response) for i in range(n)] for _ in range(a.rounds)], a.gap
-                )
-            c = run_clos(n, a, rtt, k["flows"])
-            kernel.append(
-                (
-                    k,
-                    rounds_of(
-                        k["flows"], [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
-                    ),
-                )
-            )
-            ours.append((c, rounds_of(k["flows"], c["starts"], c["ends"])))
+        kernel, ours, rtt = both(
+            a, n, [[(i, a.response) for i in range(n)] for _ in range(a.rounds)]
+        )
+        round_ms = [
+            statistics.median(rounds_of(k["flows"], k["starts"], k["ends"])) * 1e3 for k in kernel
+        ]
+        ours_ms = [
+            statistics.median(rounds_of(k["flows"], c["starts"], c["ends"])) * 1e3
+            for k, c in zip(kernel, ours, strict=True)
+        ]
         rows.append(
             (
                 n,
-                spread([statistics.median(r) * 1e3 for _, r in kernel]),
-                f"{statistics.median(statistics.median(r) for _, r in ours) * 1e3:.3g}",
-                spread([k["TcpExtTCPTimeouts"] / a.rounds for k, _ in kernel]),
-                f"{statistics.median(c['TcpExtTCPTimeouts'] for c, _ in ours) / a.rounds:.3g}",
-                spread([k["drops"] / a.rounds for k, _ in kernel]),
-                f"{statistics.median(c['drops'] for c, _ in ours) / a.rounds:.3g}",
+                spread(round_ms),
+                f"{statistics.median(ours_ms):.3g}",
+                spread([k["TcpExtTCPTimeouts"] / a.rounds for k in kernel]),
+                f"{statistics.median(c['TcpExtTCPTimeouts'] for c in ours) / a.rounds:.3g}",
+                spread([k["drops"] / a.rounds for k in kernel]),
+                f"{statistics.median(c['drops'] for c in ours) / a.rounds:.3g}",
                 f"{rtt * 1e6:.0f}",
             )
         )
@@ -381,24 +390,16 @@ def incast(a: argparse.Namespace) -> list[tuple]:
 def long(a: argparse.Namespace) -> list[tuple]:
     rows = []
     for n in (int(x) for x in a.flows.split(",")):
-        kernel, ours = [], []
-        for _ in range(a.runs):
-            with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
-                rtt = star.rtt()
-                k = run_kernel(star, [[(i, a.size) for i in range(n)]], 0)
-            c = run_clos(n, a, rtt, k["flows"])
-            ks = [f["start"] for f in k["flows"]]
-            kernel.append((k, first_share(ks, [f["end"] for f in k["flows"]])))
-            ours.append((c, first_share(c["starts"], c["ends"])))
+        kernel, ours, rtt = both(a, n, [[(i, a.size) for i in range(n)]])
         rows.append(
             (
                 n,
-                spread([s for _, s in kernel]),
-                f"{statistics.median(s for _, s in ours):.3g}",
-                spread([k["drops"] for k, _ in kernel]),
-                f"{statistics.median(c['drops'] for c, _ in ours):.3g}",
-                spread([k["TcpExtTCPTimeouts"] for k, _ in kernel]),
-                f"{statistics.median(c['TcpExtTCPTimeouts'] for c, _ in ours):.3g}",
+                spread([first_share(k["starts"], k["ends"]) for k in kernel]),
+                f"{statistics.median(first_share(c['starts'], c['ends']) for c in ours):.3g}",
+                spread([k["drops"] for k in kernel]),
+                f"{statistics.median(c['drops'] for c in ours):.3g}",
+                spread([k["TcpExtTCPTimeouts"] for k in kernel]),
+                f"{statistics.median(c['TcpExtTCPTimeouts'] for c in ours):.3g}",
                 f"{rtt * 1e6:.0f}",
             )
         )
