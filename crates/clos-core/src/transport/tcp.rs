@@ -97,7 +97,20 @@ pub struct Sender {
     /// Eifel bookkeeping for the last fast recovery: when it started, the hole, the SACKed
     /// segments above it, and the window to restore if it proves spurious.
     eifel: Option<Eifel>,
+    /// RACK's record of this recovery's retransmissions (`transport.rack`), from its start.
+    rack: Option<Box<RackLog>>,
     pub stats: SenderStats,
+}
+
+/// The retransmissions of one recovery that RACK watches (RFC 8985 §6.2 applies to
+/// retransmissions as to originals: one sent before a segment now delivered is lost).
+#[derive(Clone, Debug, Default)]
+struct RackLog {
+    /// Each retransmission still outstanding, in the order sent: its segment, and `nxt` when it
+    /// was sent (a segment at or above that was first sent after it).
+    sent: Vec<(u32, u32)>,
+    /// Retransmissions found lost, to send again before any other hole, lowest first.
+    lost: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -155,6 +168,7 @@ impl Sender {
             prr_retransmits: 0,
             dupthresh: p.dupack_threshold,
             eifel: None,
+            rack: None,
             stats: SenderStats::default(),
         }
     }
@@ -190,7 +204,9 @@ impl Sender {
         let lost = (lost_end - self.una) - self.sacked.count_below(lost_end);
         let rx_end = self.high_rxt.clamp(self.una, lost_end);
         let resent = (rx_end - self.una) - self.sacked.count_below(rx_end);
-        (self.nxt - self.una) - sacked - lost + resent
+        // A retransmission found lost again is no longer in flight.
+        let relost = self.rack.as_ref().map_or(0, |r| r.lost.len() as u32);
+        (self.nxt - self.una) - sacked - lost + resent - relost
     }
 
     /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5).
@@ -273,6 +289,7 @@ impl Sender {
             match self.recovery {
                 Recovery::Fast if cum >= self.recover => {
                     self.recovery = Recovery::None;
+                    self.rack = None;
                     match self.eifel.take() {
                         // Linux's `tcp_try_undo_recovery`: the ACK that ends recovery was sent
                         // for an original, so no retransmission repaired anything: no cut.
@@ -325,6 +342,9 @@ impl Sender {
             let rack = p.rack && self.recovery == Recovery::Fast && self.stats.spurious == 0;
             if let Some(x) = self.sacked.nth_highest(if rack { 1 } else { self.dupthresh }) {
                 self.lost_limit = self.lost_limit.max(x);
+            }
+            if rack {
+                self.rack_lost_retransmissions();
             }
             if p.prr && self.recovery == Recovery::Fast && !self.eifel.is_some_and(|e| e.undone) {
                 self.prr_ack(delivered);
@@ -401,12 +421,36 @@ impl Sender {
         reduced.max(2 * self.mss)
     }
 
+    /// RACK on this recovery's retransmissions: one is lost when a segment sent after it has
+    /// been delivered, a later retransmission or a segment first sent after it (the reordering
+    /// window is zero here, as for the holes). It goes back to be sent again.
+    fn rack_lost_retransmissions(&mut self) {
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        let highest_sacked = self.sacked.nth_highest(1);
+        let mut later_delivered = false;
+        for i in (0..r.sent.len()).rev() {
+            let (seg, nxt_then) = r.sent[i];
+            let delivered = seg < self.una || self.sacked.contains(seg);
+            if delivered {
+                later_delivered = true;
+                r.sent.remove(i);
+            } else if later_delivered || highest_sacked.is_some_and(|h| h >= nxt_then) {
+                r.sent.remove(i);
+                let at = r.lost.partition_point(|&x| x < seg);
+                r.lost.insert(at, seg);
+            }
+        }
+    }
+
     fn start_recovery(&mut self, now: Time, sacked: u32, p: &TcpParams) {
         if p.adaptive_dupthresh.is_some() {
             let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
             self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
         }
         self.enter_fast_recovery();
+        if p.rack {
+            self.rack = Some(Box::default());
+        }
     }
 
     fn enter_fast_recovery(&mut self) {
@@ -450,6 +494,7 @@ impl Sender {
         self.dupacks = 0;
         self.recovery = Recovery::Timeout;
         self.eifel = None;
+        self.rack = None;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
         self.high_rxt = self.una;
@@ -464,10 +509,21 @@ impl Sender {
             return None;
         }
         if self.recovery != Recovery::None {
+            if let Some(r) = self.rack.as_deref_mut() {
+                if !r.lost.is_empty() {
+                    let seg = r.lost.remove(0);
+                    r.sent.push((seg, self.nxt));
+                    self.stats.retransmits += 1;
+                    return Some((seg, true));
+                }
+            }
             let hole = self.sacked.next_gap(self.high_rxt.max(self.una));
             if hole < self.lost_limit.min(self.nxt) {
                 self.high_rxt = hole + 1;
                 self.stats.retransmits += 1;
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.sent.push((hole, self.nxt));
+                }
                 return Some((hole, true));
             }
         }
@@ -765,6 +821,34 @@ mod tests {
             s.on_ack(13, 6, &[(9, 11), (7, 8), (0, 0)], false, 0, &p);
             let resent: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
             assert_eq!(resent, if rack { vec![6, 8] } else { vec![6] }, "rack {rack}");
+        }
+    }
+
+    /// By hand, a retransmission lost again: 0..10 out, 2 and 5 lost, 3, 4 and 6..10 SACKed.
+    /// Recovery resends 2, then 5; 2's retransmission is lost, 5's arrives (SACKed). With RACK
+    /// the retransmission of 5, sent after 2's, was delivered: 2's is lost, and 2 goes out a
+    /// third time. Without, nothing marks it, and it waits for the timeout.
+    #[test]
+    fn rack_resends_a_retransmission_lost_again() {
+        for rack in [false, true] {
+            let p = TcpParams { rack, ..params() };
+            let mut s = Sender::new(10_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            s.on_ack(10, 2, &NO_SACK, false, 0, &p);
+            for top in 4..=5 {
+                s.on_ack(11, 2, &[(3, top), (0, 0), (0, 0)], false, 0, &p);
+            }
+            for top in 7..=10 {
+                s.on_ack(12, 2, &[(6, top), (3, 5), (0, 0)], false, 0, &p);
+            }
+            let first: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            assert_eq!(first, vec![2, 5], "rack {rack}");
+            // 5's retransmission arrives; 2's does not.
+            s.on_ack(20, 2, &[(3, 10), (0, 0), (0, 0)], false, 15, &p);
+            let again: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            assert_eq!(again, if rack { vec![2] } else { vec![] }, "rack {rack}");
+            assert_eq!(s.pipe(), 1, "2 in flight: resent again, or still as far as RFC 6675 knows");
         }
     }
 
