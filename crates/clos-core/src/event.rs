@@ -25,6 +25,9 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// The retransmission timer of `flow` may have expired (stale if `gen` is old).
     Rto { flow: u32, gen: u32 },
+    /// RACK's reordering timer of `flow` (`transport.rack`; stale unless the sender's
+    /// `rack_at` is now).
+    Rack { flow: u32 },
     /// The delayed-ACK timer of `flow`'s receiver may have expired (stale if `gen` is old).
     DelayedAck { flow: u32, gen: u32 },
     /// `host`'s NIC queue has room for data again: its waiting flows send in turn (`fq`).

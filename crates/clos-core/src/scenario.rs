@@ -358,8 +358,8 @@ pub struct TransportSpec {
     pub quickack: u32,
     /// ACK a segment shorter than the MSS at once (Linux, when the application reads it).
     pub push_ack: bool,
-    /// In fast recovery, every hole below the highest SACKed segment is lost (RFC 8985's RACK
-    /// with Linux's zero reordering window there, until the flow has seen reordering).
+    /// RACK's loss detection (RFC 8985, Linux's reordering window): a segment or retransmission
+    /// sent before one now delivered is lost (`transport/tcp.rs`).
     pub rack: bool,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]

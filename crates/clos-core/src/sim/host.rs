@@ -101,7 +101,12 @@ impl World {
             t.record(self.now, pkt.flow, event, pkt.seg, sacked, NO_LINK);
         }
         if pkt.has(FLAG_ACK) {
+            let rack_before = self.senders[f].rack_at;
             let advanced = self.senders[f].on_ack(self.now, pkt.seg, &pkt.sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
+            let rack_at = self.senders[f].rack_at;
+            if rack_at != rack_before && rack_at != 0 {
+                self.queue.schedule(rack_at, Event::Rack { flow: pkt.flow });
+            }
             if !self.senders[f].outstanding() {
                 self.rto[f].deadline = None;
             } else if advanced {
@@ -185,6 +190,14 @@ impl World {
             t.gen = t.gen.wrapping_add(1);
             t.pending = Some(deadline);
             self.queue.schedule(deadline, Event::Rto { flow, gen: t.gen });
+        }
+    }
+
+    /// RACK's reordering timer: the hole is lost, and what recovery allows is sent at once.
+    pub(super) fn on_rack_event(&mut self, flow: u32) {
+        let f = flow as usize;
+        if self.senders[f].rack_at == self.now && self.senders[f].on_rack_timer(self.now, &self.params) {
+            self.pump::<General>(flow);
         }
     }
 

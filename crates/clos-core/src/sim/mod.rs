@@ -512,6 +512,7 @@ impl World {
             Event::Arrive { node, pkt } => self.arrive::<General>(node, pkt, NextHop::NONE),
             Event::FlowStart { flow } => self.pump::<General>(flow),
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
+            Event::Rack { flow } => self.on_rack_event(flow),
             Event::HostDrain { host } => self.on_host_drain(host),
             Event::TsqWake { flow } => self.on_tsq_wake(flow),
             Event::PortDrain { port } => self.on_port_drain(port),

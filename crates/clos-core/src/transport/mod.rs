@@ -70,7 +70,8 @@ pub struct TcpParams {
     pub quickack: u32,
     /// ACK a segment shorter than the MSS at once (Linux's `ICSK_ACK_PUSHED`).
     pub push_ack: bool,
-    /// RACK's loss marking in fast recovery (RFC 8985, see `tcp`).
+    /// RACK's loss detection (RFC 8985, see `tcp`): in recovery, of retransmissions lost
+    /// again, and the reordering timer outside recovery.
     pub rack: bool,
 }
 

@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 22 segments, RACK's marking in recovery", || {
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 22 segments, RACK loss detection", || {
         json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 22, "push_ack": true, "sack": true, "prr": true, "rack": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),

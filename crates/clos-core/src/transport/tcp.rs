@@ -10,6 +10,12 @@
 //! lost and restarts from a one-segment window in slow start. Round-trip samples come from echoed
 //! send times (RFC 7323 timestamps), so retransmitted segments give valid samples.
 //!
+//! With `TcpParams::rack`, RACK (RFC 8985 §6.2) also deems lost what was sent before a segment
+//! now delivered: in recovery every hole below the highest SACKed segment (Linux's reordering
+//! window there is zero), a retransmission once a later retransmission or new data sent after
+//! it is delivered (`RackLog`), and outside recovery a hole below SACKed data a quarter of the
+//! least round trip after the ACK that reported the data (the reordering timer, `rack_at`).
+//!
 //! The PLTS host agent (seed 002 names "an agent which dynamically adjusts the threshold of
 //! duplicate acknowledgement"; its design is in the half of the paper we lack) is modelled as
 //! follows, when `TcpParams::adaptive_dupthresh` is set: a fast retransmission is detected as
@@ -99,6 +105,11 @@ pub struct Sender {
     eifel: Option<Eifel>,
     /// RACK's record of this recovery's retransmissions (`transport.rack`), from its start.
     rack: Option<Box<RackLog>>,
+    /// When RACK's reordering timer deems the hole below SACKed data lost outside recovery
+    /// (`transport.rack`; 0: not armed).
+    pub rack_at: Time,
+    /// The least round trip sampled (RACK's reordering window is a quarter of it).
+    min_rtt: Time,
     pub stats: SenderStats,
 }
 
@@ -169,6 +180,8 @@ impl Sender {
             dupthresh: p.dupack_threshold,
             eifel: None,
             rack: None,
+            rack_at: 0,
+            min_rtt: Time::MAX,
             stats: SenderStats::default(),
         }
     }
@@ -219,6 +232,7 @@ impl Sender {
     }
 
     fn rtt_sample(&mut self, r: Time) {
+        self.min_rtt = self.min_rtt.min(r);
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -334,6 +348,9 @@ impl Sender {
                 self.start_recovery(now, sacked, p);
             }
         }
+        if p.rack {
+            self.arm_rack(now);
+        }
         if self.recovery != Recovery::None {
             // RFC 8985's RACK in fast recovery, with the reordering window Linux gives it there
             // while the flow has seen no reordering (`tcp_rack_reo_wnd`: 0): a hole sent
@@ -442,6 +459,39 @@ impl Sender {
         }
     }
 
+    /// RFC 8985 §6.2 outside recovery: a hole below SACKed data (sent before it) is lost once
+    /// the reordering window has passed since that data was delivered: a quarter of the least
+    /// round trip (Linux's `tcp_rack_reo_wnd`), counted from the first ACK that reports it.
+    /// Fewer than `dupthresh` SACKed segments never start recovery otherwise, and a hole near a
+    /// flow's end would wait for the retransmission timer.
+    fn arm_rack(&mut self, now: Time) {
+        let waiting = self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover && !self.sacked.is_empty();
+        if !waiting {
+            self.rack_at = 0;
+        } else if self.rack_at == 0 {
+            let min_rtt = if self.min_rtt == Time::MAX { 0 } else { self.min_rtt };
+            self.rack_at = now + (min_rtt / 4).max(1);
+        }
+    }
+
+    /// RACK's reordering timer fired at `now`: the hole is lost, recovery starts, and every hole
+    /// below the highest SACKed segment is resent. Whether it acted.
+    pub fn on_rack_timer(&mut self, now: Time, p: &TcpParams) -> bool {
+        if self.rack_at == 0 || self.rack_at > now {
+            return false;
+        }
+        self.rack_at = 0;
+        if self.recovery != Recovery::None || !self.outstanding() || self.sacked.is_empty() {
+            return false;
+        }
+        let sacked = self.sacked.count_below(self.nxt);
+        self.start_recovery(now, sacked, p);
+        if let Some(x) = self.sacked.nth_highest(1) {
+            self.lost_limit = self.lost_limit.max(x);
+        }
+        true
+    }
+
     fn start_recovery(&mut self, now: Time, sacked: u32, p: &TcpParams) {
         if p.adaptive_dupthresh.is_some() {
             let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
@@ -495,6 +545,7 @@ impl Sender {
         self.recovery = Recovery::Timeout;
         self.eifel = None;
         self.rack = None;
+        self.rack_at = 0;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
         self.high_rxt = self.una;
@@ -849,6 +900,27 @@ mod tests {
             let again: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
             assert_eq!(again, if rack { vec![2] } else { vec![] }, "rack {rack}");
             assert_eq!(s.pipe(), 1, "2 in flight: resent again, or still as far as RFC 6675 knows");
+        }
+    }
+
+    /// By hand, RACK's reordering timer (RFC 8985 §6.2): 0..10 out at 0, 8 lost. The ACK for
+    /// 0..8 at 100 samples a round trip of 100; 9 SACKed at 110 is one segment above the hole,
+    /// never `dupthresh`, so without RACK 8 waits for the timeout. With RACK it is lost a
+    /// quarter of the least round trip later, at 135, and resent then.
+    #[test]
+    fn rack_resends_a_lone_tail_hole_after_a_quarter_round_trip() {
+        for rack in [false, true] {
+            let p = TcpParams { rack, ..params() };
+            let mut s = Sender::new(10_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            s.on_ack(100, 8, &NO_SACK, false, 0, &p);
+            s.on_ack(110, 8, &[(9, 10), (0, 0), (0, 0)], false, 0, &p);
+            assert_eq!(s.rack_at, if rack { 135 } else { 0 });
+            assert!(!s.on_rack_timer(134, &p));
+            assert_eq!(s.on_rack_timer(135, &p), rack);
+            let resent: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            assert_eq!(resent, if rack { vec![8] } else { vec![] }, "rack {rack}");
         }
     }
 
