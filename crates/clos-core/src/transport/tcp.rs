@@ -105,6 +105,8 @@ pub struct Sender {
     eifel: Option<Eifel>,
     /// RACK's record of this recovery's retransmissions (`transport.rack`), from its start.
     rack: Option<Box<RackLog>>,
+    /// Retransmissions RACK found lost again and not yet resent (`RackLog::lost`'s length).
+    relost: u32,
     /// When RACK's reordering timer deems the hole below SACKed data lost outside recovery
     /// (`transport.rack`; 0: not armed).
     pub rack_at: Time,
@@ -181,6 +183,7 @@ impl Sender {
             eifel: None,
             rack: None,
             rack_at: 0,
+            relost: 0,
             min_rtt: Time::MAX,
             stats: SenderStats::default(),
         }
@@ -211,15 +214,15 @@ impl Sender {
     }
 
     /// Segments in flight (RFC 6675 pipe, counted in segments).
+    #[inline]
     pub fn pipe(&self) -> u32 {
         let sacked = self.sacked.count_below(self.nxt);
         let lost_end = self.lost_limit.clamp(self.una, self.nxt);
         let lost = (lost_end - self.una) - self.sacked.count_below(lost_end);
         let rx_end = self.high_rxt.clamp(self.una, lost_end);
         let resent = (rx_end - self.una) - self.sacked.count_below(rx_end);
-        // A retransmission found lost again is no longer in flight.
-        let relost = self.rack.as_ref().map_or(0, |r| r.lost.len() as u32);
-        (self.nxt - self.una) - sacked - lost + resent - relost
+        // A retransmission found lost again (RACK) is no longer in flight.
+        (self.nxt - self.una) - sacked - lost + resent - self.relost
     }
 
     /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5).
@@ -232,7 +235,6 @@ impl Sender {
     }
 
     fn rtt_sample(&mut self, r: Time) {
-        self.min_rtt = self.min_rtt.min(r);
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -252,7 +254,11 @@ impl Sender {
     /// Process an ACK. Returns true if it acknowledged new data (the caller restarts the timer).
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
-        self.rtt_sample(now.saturating_sub(echo));
+        let rtt = now.saturating_sub(echo);
+        self.rtt_sample(rtt);
+        if p.rack {
+            self.min_rtt = self.min_rtt.min(rtt);
+        }
         // An ACK overtaken by a later one (sprayed ACKs reorder) still carries SACK news, but
         // only above `una`: blocks below it would be counted in pipe against acknowledged data.
         let floor = cum.max(self.una);
@@ -304,6 +310,7 @@ impl Sender {
                 Recovery::Fast if cum >= self.recover => {
                     self.recovery = Recovery::None;
                     self.rack = None;
+                    self.relost = 0;
                     match self.eifel.take() {
                         // Linux's `tcp_try_undo_recovery`: the ACK that ends recovery was sent
                         // for an original, so no retransmission repaired anything: no cut.
@@ -441,6 +448,8 @@ impl Sender {
     /// RACK on this recovery's retransmissions: one is lost when a segment sent after it has
     /// been delivered, a later retransmission or a segment first sent after it (the reordering
     /// window is zero here, as for the holes). It goes back to be sent again.
+    #[cold]
+    #[inline(never)]
     fn rack_lost_retransmissions(&mut self) {
         let Some(r) = self.rack.as_deref_mut() else { return };
         let highest_sacked = self.sacked.nth_highest(1);
@@ -455,6 +464,7 @@ impl Sender {
                 r.sent.remove(i);
                 let at = r.lost.partition_point(|&x| x < seg);
                 r.lost.insert(at, seg);
+                self.relost += 1;
             }
         }
     }
@@ -464,6 +474,8 @@ impl Sender {
     /// round trip (Linux's `tcp_rack_reo_wnd`), counted from the first ACK that reports it.
     /// Fewer than `dupthresh` SACKed segments never start recovery otherwise, and a hole near a
     /// flow's end would wait for the retransmission timer.
+    #[cold]
+    #[inline(never)]
     fn arm_rack(&mut self, now: Time) {
         let waiting = self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover && !self.sacked.is_empty();
         if !waiting {
@@ -492,6 +504,28 @@ impl Sender {
         true
     }
 
+    /// The lowest retransmission RACK found lost again goes out once more.
+    #[cold]
+    #[inline(never)]
+    fn resend_relost(&mut self) -> u32 {
+        let r = self.rack.as_deref_mut().expect("relost counts RackLog::lost");
+        let seg = r.lost.remove(0);
+        r.sent.push((seg, self.nxt));
+        self.relost -= 1;
+        self.stats.retransmits += 1;
+        seg
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_retransmission(&mut self, hole: u32) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.sent.push((hole, self.nxt));
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
     fn start_recovery(&mut self, now: Time, sacked: u32, p: &TcpParams) {
         if p.adaptive_dupthresh.is_some() {
             let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
@@ -500,6 +534,7 @@ impl Sender {
         self.enter_fast_recovery();
         if p.rack {
             self.rack = Some(Box::default());
+            self.relost = 0;
         }
     }
 
@@ -545,6 +580,7 @@ impl Sender {
         self.recovery = Recovery::Timeout;
         self.eifel = None;
         self.rack = None;
+        self.relost = 0;
         self.rack_at = 0;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
@@ -560,20 +596,15 @@ impl Sender {
             return None;
         }
         if self.recovery != Recovery::None {
-            if let Some(r) = self.rack.as_deref_mut() {
-                if !r.lost.is_empty() {
-                    let seg = r.lost.remove(0);
-                    r.sent.push((seg, self.nxt));
-                    self.stats.retransmits += 1;
-                    return Some((seg, true));
-                }
+            if self.relost > 0 {
+                return Some((self.resend_relost(), true));
             }
             let hole = self.sacked.next_gap(self.high_rxt.max(self.una));
             if hole < self.lost_limit.min(self.nxt) {
                 self.high_rxt = hole + 1;
                 self.stats.retransmits += 1;
-                if let Some(r) = self.rack.as_deref_mut() {
-                    r.sent.push((hole, self.nxt));
+                if self.rack.is_some() {
+                    self.log_retransmission(hole);
                 }
                 return Some((hole, true));
             }
