@@ -367,8 +367,8 @@ impl Sender {
             if let Some(x) = self.sacked.nth_highest(if rack { 1 } else { self.dupthresh }) {
                 self.lost_limit = self.lost_limit.max(x);
             }
-            if rack {
-                self.rack_lost_retransmissions();
+            if self.rack.is_some() {
+                self.rack_lost_retransmissions(rack);
             }
             if p.prr && self.recovery == Recovery::Fast && !self.eifel.is_some_and(|e| e.undone) {
                 self.prr_ack(delivered);
@@ -447,11 +447,18 @@ impl Sender {
 
     /// RACK on this recovery's retransmissions: one is lost when a segment sent after it has
     /// been delivered, a later retransmission or a segment first sent after it (the reordering
-    /// window is zero here, as for the holes). It goes back to be sent again.
+    /// window is zero here, as for the holes; `mark` false once the flow has seen reordering).
+    /// It goes back to be sent again. One found lost that arrives after all is forgotten.
     #[cold]
     #[inline(never)]
-    fn rack_lost_retransmissions(&mut self) {
+    fn rack_lost_retransmissions(&mut self, mark: bool) {
         let Some(r) = self.rack.as_deref_mut() else { return };
+        let (una, sacked) = (self.una, &self.sacked);
+        r.lost.retain(|&s| s >= una && !sacked.contains(s));
+        self.relost = r.lost.len() as u32;
+        if !mark {
+            return;
+        }
         let highest_sacked = self.sacked.nth_highest(1);
         let mut later_delivered = false;
         for i in (0..r.sent.len()).rev() {
