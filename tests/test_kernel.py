@@ -3,6 +3,7 @@ Linux kernel"): runs where root, network namespaces and the tools are there, and
 skipped elsewhere."""
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,3 +39,22 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel):
     assert k["drops"] == 0 and c["drops"] == 0
     assert 0.009 < theirs < 0.0125, theirs
     assert abs(ours - theirs) / theirs < 0.1, (ours, theirs)
+
+
+def test_the_kernel_acks_a_connections_first_segments_at_once(kernel):
+    # scripts/kernel/acks.py, which transport.quickack's value comes from: every one of the
+    # first segments of a fresh connection is ACKed at once, and no delayed-ACK timer fires.
+    acks = Path(__file__).parent.parent / "scripts" / "kernel" / "acks.py"
+    out = subprocess.run(
+        [sys.executable, str(acks), "--segments", "1,3,8", "--connections", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    rows = [
+        line.strip("| ").split(" | ")
+        for line in out.splitlines()
+        if line[:3] in ("| 1", "| 3", "| 8")
+    ]
+    assert rows == [["1", "1", "0"], ["3", "3", "0"], ["8", "8", "0"]], out

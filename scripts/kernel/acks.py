@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-A, B = "clos-ka", "clos-kb"
+A, B = "clos-acks-a", "clos-acks-b"
 SERVER = """
 import socket
 s = socket.socket()
