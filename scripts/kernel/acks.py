@@ -1,5 +1,5 @@
 """How the Linux kernel's TCP receiver ACKs a connection's first segments (docs/validation.md,
-"Beside the Linux kernel"). Needs root, `ip` and `ethtool`; runs outside ./test.sh.
+"Beside the Linux kernel"). Needs root, `ip` and `ethtool`; tests/test_kernel.py runs a short form.
 
 Two network namespaces joined by a veth pair, with segmentation and receive offloads off so that
 every segment is a packet. For each flow length, it opens fresh connections, sends that many
