@@ -7,6 +7,7 @@
 use super::fixture;
 use clos_core::rng::mix64;
 use clos_core::transport::receiver::Receiver;
+use clos_core::transport::reorder_shim::Segment;
 use clos_core::transport::tcp::Sender;
 use clos_core::transport::TcpParams;
 use clos_core::units::Time;
@@ -65,7 +66,7 @@ fn ack_path(mut f: Flow) -> (Time, Flow) {
             continue;
         };
         now += FRAME_TIME;
-        let rx = f.receiver.on_data(d.sent, d.seg, d.ce, d.sent, false, false, &f.params);
+        let rx = f.receiver.on_data(d.sent, Segment { seg: d.seg, ce: d.ce, ts: d.sent, retx: false }, false, &f.params);
         for ack in rx.acks.into_iter().flatten() {
             f.sender.on_ack(now, ack.cum, &ack.sack, ack.ece, ack.echo, &f.params);
         }

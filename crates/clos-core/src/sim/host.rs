@@ -101,11 +101,10 @@ impl World {
             t.record(self.now, pkt.flow, event, pkt.seg, sacked, NO_LINK);
         }
         if pkt.has(FLAG_ACK) {
-            let rack_before = self.senders[f].rack_at;
+            let rack_before = if self.params.rack { self.senders[f].rack_at } else { 0 };
             let advanced = self.senders[f].on_ack(self.now, pkt.seg, &pkt.sack, pkt.has(FLAG_ECE), pkt.ts, &self.params);
-            let rack_at = self.senders[f].rack_at;
-            if rack_at != rack_before && rack_at != 0 {
-                self.queue.schedule(rack_at, Event::Rack { flow: pkt.flow });
+            if self.params.rack && self.senders[f].rack_at != rack_before && self.senders[f].rack_at != 0 {
+                self.queue.schedule(self.senders[f].rack_at, Event::Rack { flow: pkt.flow });
             }
             if !self.senders[f].outstanding() {
                 self.rto[f].deadline = None;
@@ -155,7 +154,7 @@ impl World {
         let f = flow as usize;
         let before = self.receivers[f].nxt;
         let short = (self.senders[f].payload(s.seg) as u64) < self.senders[f].mss();
-        let r = self.receivers[f].on_data(self.now, s.seg, s.ce, s.ts, s.retx, short, &self.params);
+        let r = self.receivers[f].on_data(self.now, s, short, &self.params);
         if r.delivered > 0 {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
             self.delivered_bytes[f] += bytes;

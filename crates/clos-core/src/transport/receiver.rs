@@ -9,6 +9,7 @@
 //! sender gave up on it), and the duplicate ACKs sent while it was open are charged to the
 //! cause that closed it; a retransmission of a segment already received was spurious.
 
+use super::reorder_shim::Segment;
 use super::sack::RangeSet;
 use super::TcpParams;
 use crate::packet::SackBlocks;
@@ -82,9 +83,9 @@ impl Receiver {
         (self.dupacks_loss + self.pending_dupacks, self.dupacks_reordering)
     }
 
-    /// Segment `seg` arrived at `now` (`short`: its payload is less than the MSS).
-    #[allow(clippy::too_many_arguments)]
-    pub fn on_data(&mut self, now: Time, seg: u32, ce: bool, ts: Time, retx: bool, short: bool, p: &TcpParams) -> RxResult {
+    /// Segment `s` arrived at `now` (`short`: its payload is less than the MSS).
+    pub fn on_data(&mut self, now: Time, s: Segment, short: bool, p: &TcpParams) -> RxResult {
+        let Segment { seg, ce, ts, retx } = s;
         let mut out = RxResult::default();
         if p.quickack > 0 {
             // A receiver's RTO is at least rto_min; in a datacenter it is rto_min.
@@ -186,6 +187,11 @@ impl Receiver {
 mod tests {
     use super::*;
 
+    /// A first transmission of segment `n`, unmarked.
+    fn segment(n: u32) -> Segment {
+        Segment { seg: n, ce: false, ts: 0, retx: false }
+    }
+
     fn params(delayed_ack: u32, dctcp: bool) -> TcpParams {
         TcpParams {
             mss: 1000,
@@ -216,12 +222,12 @@ mod tests {
     fn out_of_order_segments_produce_sack_blocks_and_dupacks() {
         let p = params(1, false);
         let mut r = Receiver::default();
-        r.on_data(0, 0, false, 0, false, false, &p);
-        let a = r.on_data(0, 2, false, 0, false, false, &p).acks[0].unwrap();
+        r.on_data(0, segment(0), false, &p);
+        let a = r.on_data(0, segment(2), false, &p).acks[0].unwrap();
         assert_eq!((a.cum, a.sack[0]), (1, (2, 3)));
-        let b = r.on_data(0, 4, false, 0, false, false, &p).acks[0].unwrap();
+        let b = r.on_data(0, segment(4), false, &p).acks[0].unwrap();
         assert_eq!(b.sack[..2], [(4, 5), (2, 3)]);
-        let c = r.on_data(0, 1, false, 0, false, false, &p);
+        let c = r.on_data(0, segment(1), false, &p);
         assert_eq!(c.delivered, 2);
         assert_eq!(c.acks[0].unwrap().cum, 3);
         // ACKs sent: cum 1, then two duplicates of cum 1 carrying SACK blocks.
@@ -236,7 +242,7 @@ mod tests {
         let p = params(1, false);
         let mut r = Receiver::default();
         for (seg, retx) in [(0, false), (2, false), (3, false), (1, false), (5, false), (6, false), (4, true), (6, true)] {
-            r.on_data(0, seg, false, 0, retx, false, &p);
+            r.on_data(0, Segment { retx, ..segment(seg) }, false, &p);
         }
         assert_eq!(r.reordered, 1, "segment 1, a first transmission after 2 and 3");
         assert_eq!(r.dupacks_by_cause(), (2, 2), "(loss, reordering)");
@@ -248,12 +254,12 @@ mod tests {
     fn delayed_acks_cover_two_segments_and_ce_changes_flush() {
         let p = params(2, true);
         let mut r = Receiver::default();
-        assert!(r.on_data(0, 0, false, 0, false, false, &p).arm_delayed_ack);
-        let x = r.on_data(0, 1, false, 0, false, false, &p);
+        assert!(r.on_data(0, segment(0), false, &p).arm_delayed_ack);
+        let x = r.on_data(0, segment(1), false, &p);
         assert_eq!(x.acks[0].unwrap().cum, 2);
-        r.on_data(0, 2, false, 0, false, false, &p);
+        r.on_data(0, segment(2), false, &p);
         // CE arrives while segment 2 is un-ACKed: ACK 3 without ECE first.
-        let y = r.on_data(0, 3, true, 0, false, false, &p);
+        let y = r.on_data(0, Segment { ce: true, ..segment(3) }, false, &p);
         assert_eq!(y.acks[0].map(|a| (a.cum, a.ece)), Some((3, false)));
         assert!(y.arm_delayed_ack);
         let gen = r.ack_gen;
@@ -270,23 +276,23 @@ mod tests {
         let mut r = Receiver::default();
         let acked = |x: RxResult| x.acks[0].map(|a| a.cum);
         for seg in 0..3 {
-            assert_eq!(acked(r.on_data(0, seg, false, 0, false, false, &p)), Some(seg + 1), "segment {seg}");
+            assert_eq!(acked(r.on_data(0, segment(seg), false, &p)), Some(seg + 1), "segment {seg}");
         }
-        assert!(r.on_data(0, 3, false, 0, false, false, &p).arm_delayed_ack);
-        assert_eq!(acked(r.on_data(0, 4, false, 0, false, false, &p)), Some(5));
-        assert!(r.on_data(0, 5, false, 0, false, false, &p).arm_delayed_ack);
-        assert_eq!(acked(r.on_data(0, 6, false, 0, false, true, &p)), Some(7), "a short segment is ACKed at once");
-        assert_eq!(acked(r.on_data(0, 6, false, 0, true, false, &p)), Some(7), "a duplicate is re-ACKed");
+        assert!(r.on_data(0, segment(3), false, &p).arm_delayed_ack);
+        assert_eq!(acked(r.on_data(0, segment(4), false, &p)), Some(5));
+        assert!(r.on_data(0, segment(5), false, &p).arm_delayed_ack);
+        assert_eq!(acked(r.on_data(0, segment(6), true, &p)), Some(7), "a short segment is ACKed at once");
+        assert_eq!(acked(r.on_data(0, Segment { retx: true, ..segment(6) }, false, &p)), Some(7), "a duplicate is re-ACKed");
         for seg in 7..7 + MAX_QUICKACKS {
-            assert_eq!(acked(r.on_data(0, seg, false, 0, false, false, &p)), Some(seg + 1), "quickack after the duplicate: {seg}");
+            assert_eq!(acked(r.on_data(0, segment(seg), false, &p)), Some(seg + 1), "quickack after the duplicate: {seg}");
         }
-        assert!(r.on_data(0, 7 + MAX_QUICKACKS, false, 0, false, false, &p).arm_delayed_ack);
+        assert!(r.on_data(0, segment(7 + MAX_QUICKACKS), false, &p).arm_delayed_ack);
         // After a silence longer than rto_min (1,000 here) the next segments are ACKed at once.
         let n = 8 + MAX_QUICKACKS;
-        assert_eq!(acked(r.on_data(0, n, false, 0, false, false, &p)), Some(n + 1), "two segments");
-        assert_eq!(acked(r.on_data(5_000, n + 1, false, 0, false, false, &p)), Some(n + 2), "after a silence");
+        assert_eq!(acked(r.on_data(0, segment(n), false, &p)), Some(n + 1), "two segments");
+        assert_eq!(acked(r.on_data(5_000, segment(n + 1), false, &p)), Some(n + 2), "after a silence");
         // Without the Linux rules the first segment waits.
         let q = params(2, false);
-        assert!(Receiver::default().on_data(0, 0, false, 0, false, false, &q).arm_delayed_ack);
+        assert!(Receiver::default().on_data(0, segment(0), false, &q).arm_delayed_ack);
     }
 }

@@ -214,7 +214,6 @@ impl Sender {
     }
 
     /// Segments in flight (RFC 6675 pipe, counted in segments).
-    #[inline]
     pub fn pipe(&self) -> u32 {
         let sacked = self.sacked.count_below(self.nxt);
         let lost_end = self.lost_limit.clamp(self.una, self.nxt);
@@ -675,6 +674,20 @@ mod tests {
         std::iter::from_fn(|| s.next_segment()).collect()
     }
 
+    /// The retransmissions `drain` sends.
+    fn resent(s: &mut Sender) -> Vec<u32> {
+        drain(s).into_iter().filter(|x| x.1).map(|x| x.0).collect()
+    }
+
+    /// Segments 0..10 sent under a window of 10, with or without RACK.
+    fn ten_out(rack: bool) -> (TcpParams, Sender) {
+        let p = TcpParams { rack, ..params() };
+        let mut s = Sender::new(10_000, p.mss, &p);
+        s.cwnd = 10_000;
+        assert_eq!(drain(&mut s).len(), 10);
+        (p, s)
+    }
+
     const NO_SACK: SackBlocks = [(0, 0); 3];
 
     #[test]
@@ -900,15 +913,12 @@ mod tests {
     #[test]
     fn rack_marks_a_tail_hole_lost_that_dupthresh_cannot() {
         for rack in [false, true] {
-            let p = TcpParams { rack, ..params() };
-            let mut s = Sender::new(10_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let (p, mut s) = ten_out(rack);
             s.on_ack(10, 6, &NO_SACK, false, 0, &p);
             s.on_ack(11, 6, &[(7, 8), (0, 0), (0, 0)], false, 0, &p);
             s.on_ack(12, 6, &[(9, 10), (7, 8), (0, 0)], false, 0, &p);
             s.on_ack(13, 6, &[(9, 11), (7, 8), (0, 0)], false, 0, &p);
-            let resent: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            let resent = resent(&mut s);
             assert_eq!(resent, if rack { vec![6, 8] } else { vec![6] }, "rack {rack}");
         }
     }
@@ -920,10 +930,7 @@ mod tests {
     #[test]
     fn rack_resends_a_retransmission_lost_again() {
         for rack in [false, true] {
-            let p = TcpParams { rack, ..params() };
-            let mut s = Sender::new(10_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let (p, mut s) = ten_out(rack);
             s.on_ack(10, 2, &NO_SACK, false, 0, &p);
             for top in 4..=5 {
                 s.on_ack(11, 2, &[(3, top), (0, 0), (0, 0)], false, 0, &p);
@@ -931,11 +938,11 @@ mod tests {
             for top in 7..=10 {
                 s.on_ack(12, 2, &[(6, top), (3, 5), (0, 0)], false, 0, &p);
             }
-            let first: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            let first = resent(&mut s);
             assert_eq!(first, vec![2, 5], "rack {rack}");
             // 5's retransmission arrives; 2's does not.
             s.on_ack(20, 2, &[(3, 10), (0, 0), (0, 0)], false, 15, &p);
-            let again: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            let again = resent(&mut s);
             assert_eq!(again, if rack { vec![2] } else { vec![] }, "rack {rack}");
             assert_eq!(s.pipe(), 1, "2 in flight: resent again, or still as far as RFC 6675 knows");
         }
@@ -948,16 +955,13 @@ mod tests {
     #[test]
     fn rack_resends_a_lone_tail_hole_after_a_quarter_round_trip() {
         for rack in [false, true] {
-            let p = TcpParams { rack, ..params() };
-            let mut s = Sender::new(10_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let (p, mut s) = ten_out(rack);
             s.on_ack(100, 8, &NO_SACK, false, 0, &p);
             s.on_ack(110, 8, &[(9, 10), (0, 0), (0, 0)], false, 0, &p);
             assert_eq!(s.rack_at, if rack { 135 } else { 0 });
             assert!(!s.on_rack_timer(134, &p));
             assert_eq!(s.on_rack_timer(135, &p), rack);
-            let resent: Vec<u32> = drain(&mut s).iter().filter(|x| x.1).map(|x| x.0).collect();
+            let resent = resent(&mut s);
             assert_eq!(resent, if rack { vec![8] } else { vec![] }, "rack {rack}");
         }
     }
