@@ -10,7 +10,7 @@
 //!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1),
 //!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2; `tcp_incr_quickack` and
 //!   `tcp_grow_window`, which ACK every segment while the receive window opens: measured on
-//!   Linux 6.18 between two network namespaces, a connection's first 22 segments were each
+//!   Linux 6.18 between two network namespaces, a connection's first 21 segments were each
 //!   ACKed at once, docs/validation.md; `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf`, which ACK
 //!   a segment shorter than the MSS when the application reads it).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
@@ -33,8 +33,8 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 22 segments, RACK loss detection", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 22, "push_ack": true, "sack": true, "prr": true, "rack": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK loss detection", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "rack": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
