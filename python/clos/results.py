@@ -6,7 +6,7 @@
 - `timeseries`: payload delivered per service per `output.bin`;
 - `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`);
 - `trace`: every packet event of the flows `output.trace` lists (send, resend, drop, drop_ack,
-  arrive, ack, timeout; `link` is the port where a queue dropped it, null elsewhere).
+  arrive, ack, timeout, probe; `link` is the port where a queue dropped it, null elsewhere).
 
 On disk a run is a folder of Parquet files and a pretty `summary.json`, so that results can be
 compared later without rerunning and read by any Parquet tool.

@@ -9,7 +9,7 @@ use crate::error::{bad, Result};
 use crate::failures::{ConvergenceSpec, FailureSpec};
 use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{DctcpLoss, Kind, TcpParams};
+use crate::transport::{DctcpLoss, Kind, RtoEstimator, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
@@ -361,6 +361,12 @@ pub struct TransportSpec {
     /// RACK's loss detection (RFC 8985, Linux's reordering window): a segment or retransmission
     /// sent before one now delivered is lost (`transport/tcp.rs`).
     pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7, Linux): a flow whose ACKs stop probes with one segment
+    /// two round trips later instead of waiting for the RTO (`transport/tcp.rs`).
+    pub tlp: bool,
+    /// How the RTO follows the round trip: `"rfc6298"` (max(SRTT + 4 RTTVAR, `rto_min`)) or
+    /// `"linux"` (SRTT + a deviation never below `rto_min`, `tcp_rtt_estimator`).
+    pub rto_estimator: RtoEstimator,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -395,6 +401,8 @@ impl Default for TransportSpec {
             quickack: 0,
             push_ack: false,
             rack: false,
+            tlp: false,
+            rto_estimator: RtoEstimator::Rfc6298,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -734,6 +742,8 @@ impl Scenario {
             quickack: t.quickack,
             push_ack: t.push_ack,
             rack: t.rack,
+            tlp: t.tlp,
+            rto_estimator: t.rto_estimator,
         }
     }
 }

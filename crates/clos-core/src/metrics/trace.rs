@@ -27,6 +27,7 @@ pub enum Event {
     Arrive,
     Ack,
     Timeout,
+    Probe,
 }
 
 impl Event {
@@ -39,6 +40,7 @@ impl Event {
             Event::Arrive => "arrive",
             Event::Ack => "ack",
             Event::Timeout => "timeout",
+            Event::Probe => "probe",
         }
     }
 }

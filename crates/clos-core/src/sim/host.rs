@@ -8,22 +8,35 @@ use crate::metrics::trace::{Event as TraceEvent, NO_LINK};
 use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT, FLAG_RETX};
 use crate::transport::receiver::Ack;
 use crate::transport::reorder_shim::Segment;
+use crate::units::Time;
 
 impl World {
     /// Send whatever the flow's window and its host's egress (`egress.rs`) allow, and keep its
     /// retransmission timer running.
     pub(super) fn pump<S: Shape>(&mut self, flow: u32) {
+        let nxt = self.senders[flow as usize].nxt;
         while self.egress_admits(flow) && self.send_segment::<S>(flow) {}
         self.arm_rto_if_outstanding(flow);
+        // Linux schedules the tail loss probe anew whenever it sends new data.
+        if self.params.tlp && self.senders[flow as usize].nxt != nxt {
+            self.arm_probe(flow);
+        }
     }
 
     /// Send the flow's next segment if its window allows one; whether it did.
     pub(super) fn send_segment<S: Shape>(&mut self, flow: u32) -> bool {
-        let f = flow as usize;
-        let Some((seg, retx)) = self.senders[f].next_segment() else { return false };
+        let Some((seg, retx)) = self.senders[flow as usize].next_segment() else { return false };
         // Traced runs take the general loop (`shape.rs`), so the plain one pays nothing.
+        let event = if retx { TraceEvent::Resend } else { TraceEvent::Send };
+        self.send_given::<S>(flow, seg, retx, event);
+        true
+    }
+
+    /// Send segment `seg` of `flow` (`retx`: a retransmission), traced as `event`.
+    fn send_given<S: Shape>(&mut self, flow: u32, seg: u32, retx: bool, event: TraceEvent) {
+        let f = flow as usize;
         if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
-            t.record(self.now, flow, if retx { TraceEvent::Resend } else { TraceEvent::Send }, seg, 0, NO_LINK);
+            t.record(self.now, flow, event, seg, 0, NO_LINK);
         }
         let spec = &self.flows[f];
         let mut pkt = Packet {
@@ -41,7 +54,6 @@ impl World {
         if self.emit::<S>(spec.src, &mut pkt) {
             self.egress_sent(flow, payload);
         }
-        true
     }
 
     pub(super) fn arm_rto_if_outstanding(&mut self, flow: u32) {
@@ -183,12 +195,47 @@ impl World {
     fn arm_rto(&mut self, flow: u32) {
         let f = flow as usize;
         let deadline = self.now + self.senders[f].rto(&self.params);
-        let t = &mut self.rto[f];
-        t.deadline = Some(deadline);
-        if t.pending.is_none_or(|p| p > deadline) {
+        self.rto[f].deadline = Some(deadline);
+        if self.params.tlp {
+            self.arm_probe(flow);
+        } else {
+            self.wake_timer_by(flow, deadline);
+        }
+    }
+
+    /// The flow's retransmission timer also fires for its tail loss probe (`transport.tlp`), as
+    /// Linux's one transmit timer does: arm the probe before the RTO deadline.
+    #[cold]
+    #[inline(never)]
+    fn arm_probe(&mut self, flow: u32) {
+        let f = flow as usize;
+        let Some(rto_at) = self.rto[f].deadline else { return };
+        let probe_at = self.senders[f].arm_probe(self.now, rto_at, &self.params);
+        self.wake_timer_by(flow, if probe_at != 0 { probe_at } else { rto_at });
+    }
+
+    /// Make sure the flow's timer event fires no later than `at`.
+    fn wake_timer_by(&mut self, flow: u32, at: Time) {
+        let t = &mut self.rto[flow as usize];
+        if t.pending.is_none_or(|p| p > at) {
             t.gen = t.gen.wrapping_add(1);
-            t.pending = Some(deadline);
-            self.queue.schedule(deadline, Event::Rto { flow, gen: t.gen });
+            t.pending = Some(at);
+            self.queue.schedule(at, Event::Rto { flow, gen: t.gen });
+        }
+    }
+
+    /// The tail loss probe is due: send it, and restart the RTO from now (`tcp_send_loss_probe`).
+    #[cold]
+    #[inline(never)]
+    fn send_probe(&mut self, flow: u32) {
+        let f = flow as usize;
+        self.senders[f].probe_at = 0;
+        if !self.egress_admits(flow) {
+            return; // the flow's data still waits in its host: its tail has not left
+        }
+        if let Some((seg, retx)) = self.senders[f].probe(self.now) {
+            self.send_given::<General>(flow, seg, retx, TraceEvent::Probe);
+            self.arm_rto(flow);
         }
     }
 
@@ -207,12 +254,19 @@ impl World {
             return;
         }
         t.pending = None;
+        let probe_at = self.senders[f].probe_at;
+        if probe_at != 0 && probe_at <= self.now {
+            self.send_probe(flow);
+        }
+        let t = &mut self.rto[f];
         match t.deadline {
             None => {}
             Some(d) if d > self.now => {
-                t.gen = t.gen.wrapping_add(1);
-                t.pending = Some(d);
-                self.queue.schedule(d, Event::Rto { flow, gen: t.gen });
+                let at = match self.senders[f].probe_at {
+                    0 => d,
+                    probe_at => probe_at.min(d),
+                };
+                self.wake_timer_by(flow, at);
             }
             Some(_) => {
                 if let Some(tr) = self.trace.as_mut() {

@@ -94,6 +94,8 @@ impl RunOutput<'_> {
                 "fast_recoveries": w.senders.iter().map(|s| s.stats.fast_recoveries).sum::<u64>(),
                 // Window reductions for a full host queue (`[host] queue`, qdisc fifo).
                 "local_congestion": w.senders.iter().map(|s| s.stats.local_congestion).sum::<u64>(),
+                // Tail loss probes sent (`transport.tlp`; Linux's TCPLossProbes).
+                "loss_probes": w.senders.iter().map(|s| s.stats.probes).sum::<u64>(),
                 // DRILL §4 (Fig. 11a): the share of flows whose receiver sent any duplicate ACK.
                 "with_dupacks": flows.dupacks.iter().filter(|&&d| d > 0).count(),
                 "with_dupacks_fraction": if n > 0 { flows.dupacks.iter().filter(|&&d| d > 0).count() as f64 / n as f64 } else { 0.0 },

@@ -73,6 +73,22 @@ pub struct TcpParams {
     /// RACK's loss detection (RFC 8985, see `tcp`): in recovery, of retransmissions lost
     /// again, and the reordering timer outside recovery.
     pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7, see `tcp`).
+    pub tlp: bool,
+    /// How the RTO follows the round trip.
+    pub rto_estimator: RtoEstimator,
+}
+
+/// How the retransmission timeout follows the round trip (`transport.rto_estimator`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// RFC 6298: max(SRTT + 4 RTTVAR, `rto_min`).
+    #[default]
+    Rfc6298,
+    /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`: SRTT + RTTVAR, where RTTVAR is the
+    /// largest mean deviation (x4) of the last round trip and never below `rto_min`.
+    Linux,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).

@@ -215,6 +215,8 @@ mod tests {
             quickack: 0,
             push_ack: false,
             rack: false,
+            tlp: false,
+            rto_estimator: crate::transport::RtoEstimator::Rfc6298,
         }
     }
 

@@ -13,8 +13,19 @@
 //! With `TcpParams::rack`, RACK (RFC 8985 §6.2) also deems lost what was sent before a segment
 //! now delivered: in recovery every hole below the highest SACKed segment (Linux's reordering
 //! window there is zero), a retransmission once a later retransmission or new data sent after
-//! it is delivered (`RackLog`), and outside recovery a hole below SACKed data a quarter of the
-//! least round trip after the ACK that reported the data (the reordering timer, `rack_at`).
+//! it is delivered (`RackLog`, also after a timeout), and outside recovery a hole below SACKed data a quarter of the
+//! least round trip after the ACK that reported the data, plus Linux's 2 ms timer floor (the
+//! reordering timer, `rack_at`). As Linux's scoreboard, the log remembers a retransmission
+//! until it is delivered or found lost, across recoveries: a recovery that starts while an
+//! earlier one's retransmissions are on their way does not send them again (nor take their
+//! ACKs for proof that a retransmission was spurious).
+//!
+//! With `TcpParams::tlp`, a tail loss probe (RFC 8985 §7, Linux's `tcp_schedule_loss_probe`):
+//! outside recovery, when nothing has been acknowledged for two smoothed round trips plus 2 ms
+//! (plus `rto_min` with one segment out, for its delayed ACK), and before the RTO, the flow
+//! sends one new segment, or resends its highest, so that a lost tail draws SACKs instead of
+//! waiting for the timer (`probe_at`). An ACK for a resent probe that the probe itself drew
+//! shows it repaired a loss, and the window is cut as for one (`tcp_process_tlp_ack`).
 //!
 //! The PLTS host agent (seed 002 names "an agent which dynamically adjusts the threshold of
 //! duplicate acknowledgement"; its design is in the half of the paper we lack) is modelled as
@@ -27,9 +38,14 @@
 
 use super::cubic::Cubic;
 use super::sack::RangeSet;
-use super::{DctcpLoss, TcpParams};
+use super::{DctcpLoss, RtoEstimator, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::Time;
+
+/// Linux's least timeout for its RACK and loss-probe timers (`TCP_TIMEOUT_MIN_US`, 2 ms), added
+/// to each (`tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`). The kernel then rounds up to its
+/// clock tick (4 ms at HZ=250), which the model does not.
+pub const TIMEOUT_MIN: Time = 2_000_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Recovery {
@@ -49,6 +65,8 @@ pub struct SenderStats {
     pub spurious: u64,
     /// Window reductions for a full host queue (`[host] queue`).
     pub local_congestion: u64,
+    /// Tail loss probes sent (`transport.tlp`; Linux's `TCPLossProbes`).
+    pub probes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -80,6 +98,8 @@ pub struct Sender {
     resend_first: bool,
     srtt: Option<Time>,
     rttvar: Time,
+    /// Linux's estimator's state (`transport.rto_estimator = "linux"`; `None`: RFC 6298).
+    linux_rtt: Option<Box<LinuxRtt>>,
     backoff: u32,
     /// DCTCP: estimate of the fraction of marked bytes.
     pub alpha: f64,
@@ -103,7 +123,8 @@ pub struct Sender {
     /// Eifel bookkeeping for the last fast recovery: when it started, the hole, the SACKed
     /// segments above it, and the window to restore if it proves spurious.
     eifel: Option<Eifel>,
-    /// RACK's record of this recovery's retransmissions (`transport.rack`), from its start.
+    /// RACK's record of the retransmissions still on their way (`transport.rack`; `None`: off),
+    /// kept across recoveries and cleared by a timeout.
     rack: Option<Box<RackLog>>,
     /// Retransmissions RACK found lost again and not yet resent (`RackLog::lost`'s length).
     relost: u32,
@@ -112,11 +133,17 @@ pub struct Sender {
     pub rack_at: Time,
     /// The least round trip sampled (RACK's reordering window is a quarter of it).
     min_rtt: Time,
+    /// When the tail loss probe is due (`transport.tlp`; 0: not armed).
+    pub probe_at: Time,
+    /// The probe's episode: `nxt` after it was sent (0: none), and when it was sent if it was a
+    /// retransmission (0: new data).
+    tlp_high: u32,
+    tlp_resent_at: Time,
     pub stats: SenderStats,
 }
 
-/// The retransmissions of one recovery that RACK watches (RFC 8985 §6.2 applies to
-/// retransmissions as to originals: one sent before a segment now delivered is lost).
+/// The retransmissions that RACK watches (RFC 8985 §6.2 applies to retransmissions as to
+/// originals: one sent before a segment now delivered is lost).
 #[derive(Clone, Debug, Default)]
 struct RackLog {
     /// Each retransmission still outstanding, in the order sent: its segment, and `nxt` when it
@@ -124,6 +151,16 @@ struct RackLog {
     sent: Vec<(u32, u32)>,
     /// Retransmissions found lost, to send again before any other hole, lowest first.
     lost: Vec<u32>,
+}
+
+/// Linux's round-trip estimator (`tcp_rtt_estimator`): the mean deviation x4 (`mdev_us`), its
+/// largest in the current round trip (`mdev_max_us`), and where that round trip ends
+/// (`rtt_seq`). `Sender::rttvar` holds Linux's `rttvar_us`.
+#[derive(Clone, Debug, Default)]
+struct LinuxRtt {
+    mdev: Time,
+    mdev_max: Time,
+    rtt_seq: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -167,6 +204,7 @@ impl Sender {
             resend_first: false,
             srtt: None,
             rttvar: 0,
+            linux_rtt: (p.rto_estimator == RtoEstimator::Linux).then(Box::default),
             backoff: 0,
             alpha: p.dctcp_alpha, // RFC 8257 §4.2 recommends starting at 1 (conservative)
             obs_end: 0,
@@ -181,10 +219,13 @@ impl Sender {
             prr_retransmits: 0,
             dupthresh: p.dupack_threshold,
             eifel: None,
-            rack: None,
+            rack: p.rack.then(Box::default),
             rack_at: 0,
             relost: 0,
             min_rtt: Time::MAX,
+            probe_at: 0,
+            tlp_high: 0,
+            tlp_resent_at: 0,
             stats: SenderStats::default(),
         }
     }
@@ -224,16 +265,21 @@ impl Sender {
         (self.nxt - self.una) - sacked - lost + resent - self.relost
     }
 
-    /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5).
+    /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5); under
+    /// Linux's estimator, SRTT + RTTVAR, whose RTTVAR is at least `rto_min` already.
     pub fn rto(&self, p: &TcpParams) -> Time {
-        let base = match self.srtt {
-            Some(srtt) => (srtt + 4 * self.rttvar).max(p.rto_min),
-            None => p.rto_min,
+        let base = match (self.srtt, &self.linux_rtt) {
+            (Some(srtt), Some(_)) => srtt + self.rttvar,
+            (Some(srtt), None) => (srtt + 4 * self.rttvar).max(p.rto_min),
+            (None, _) => p.rto_min,
         };
         base.saturating_mul(1 << self.backoff.min(16)).min(p.rto_max)
     }
 
-    fn rtt_sample(&mut self, r: Time) {
+    fn rtt_sample(&mut self, r: Time, una: u32, rto_min: Time) {
+        if self.linux_rtt.is_some() {
+            return self.linux_rtt_sample(r, una, rto_min);
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -246,6 +292,44 @@ impl Sender {
         }
     }
 
+    /// Linux's `tcp_rtt_estimator`: SRTT as RFC 6298; the mean deviation kept x4 (`mdev`),
+    /// with a gain of 1/32 instead of 1/4 for samples below SRTT (so that a falling round trip
+    /// does not shrink the RTO fast); RTTVAR follows the largest deviation of each round trip
+    /// (`mdev_max`, reset to `rto_min` once per round trip, so RTTVAR is never below it) and
+    /// decays toward it by a quarter per round trip.
+    #[cold]
+    #[inline(never)]
+    fn linux_rtt_sample(&mut self, m: Time, una: u32, rto_min: Time) {
+        let nxt = self.nxt;
+        let l = self.linux_rtt.as_deref_mut().expect("Linux's estimator");
+        let Some(srtt) = self.srtt else {
+            self.srtt = Some(m.max(1));
+            l.mdev = 2 * m;
+            self.rttvar = l.mdev.max(rto_min);
+            l.mdev_max = self.rttvar;
+            l.rtt_seq = nxt;
+            return;
+        };
+        let err = m as i128 - srtt as i128;
+        self.srtt = Some(((srtt as i128 + err / 8) as Time).max(1));
+        let mut d = err.abs() - (l.mdev / 4) as i128;
+        if err < 0 && d > 0 {
+            d /= 8;
+        }
+        l.mdev = (l.mdev as i128 + d) as Time;
+        if l.mdev > l.mdev_max {
+            l.mdev_max = l.mdev;
+            self.rttvar = self.rttvar.max(l.mdev_max);
+        }
+        if una > l.rtt_seq {
+            if l.mdev_max < self.rttvar {
+                self.rttvar -= (self.rttvar - l.mdev_max) / 4;
+            }
+            l.rtt_seq = nxt;
+            l.mdev_max = rto_min;
+        }
+    }
+
     pub fn srtt(&self) -> Option<Time> {
         self.srtt
     }
@@ -254,7 +338,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
         let rtt = now.saturating_sub(echo);
-        self.rtt_sample(rtt);
+        self.rtt_sample(rtt, cum.max(self.una), p.rto_min);
         if p.rack {
             self.min_rtt = self.min_rtt.min(rtt);
         }
@@ -307,9 +391,9 @@ impl Sender {
             }
             match self.recovery {
                 Recovery::Fast if cum >= self.recover => {
+                    // RACK's log outlives the recovery: what it resent may still be on its
+                    // way, and a recovery that follows must not send it again.
                     self.recovery = Recovery::None;
-                    self.rack = None;
-                    self.relost = 0;
                     match self.eifel.take() {
                         // Linux's `tcp_try_undo_recovery`: the ACK that ends recovery was sent
                         // for an original, so no retransmission repaired anything: no cut.
@@ -332,6 +416,9 @@ impl Sender {
                     }
                 }
                 Recovery::None => self.grow(acked, now),
+            }
+            if self.tlp_high != 0 && cum >= self.tlp_high {
+                self.end_probe(echo);
             }
         } else if cum == self.una && self.outstanding() {
             // RFC 5681 §2: a duplicate ACK repeats the highest cumulative ACK; an older one
@@ -362,7 +449,9 @@ impl Sender {
             // while the flow has seen no reordering (`tcp_rack_reo_wnd`: 0): a hole sent
             // before a segment now delivered is lost, so every hole below the highest SACKed
             // segment, however few segments lie above it. RFC 6675 waits for `dupthresh` of them.
-            let rack = p.rack && self.recovery == Recovery::Fast && self.stats.spurious == 0;
+            // After a timeout every hole is lost already, and RACK still finds the
+            // retransmissions lost again (Linux runs it in the Loss state too).
+            let rack = p.rack && self.stats.spurious == 0;
             if let Some(x) = self.sacked.nth_highest(if rack { 1 } else { self.dupthresh }) {
                 self.lost_limit = self.lost_limit.max(x);
             }
@@ -477,7 +566,8 @@ impl Sender {
 
     /// RFC 8985 §6.2 outside recovery: a hole below SACKed data (sent before it) is lost once
     /// the reordering window has passed since that data was delivered: a quarter of the least
-    /// round trip (Linux's `tcp_rack_reo_wnd`), counted from the first ACK that reports it.
+    /// round trip (Linux's `tcp_rack_reo_wnd`), counted from the first ACK that reports it, and
+    /// Linux's timer floor (`TIMEOUT_MIN`).
     /// Fewer than `dupthresh` SACKed segments never start recovery otherwise, and a hole near a
     /// flow's end would wait for the retransmission timer.
     #[cold]
@@ -488,7 +578,7 @@ impl Sender {
             self.rack_at = 0;
         } else if self.rack_at == 0 {
             let min_rtt = if self.min_rtt == Time::MAX { 0 } else { self.min_rtt };
-            self.rack_at = now + (min_rtt / 4).max(1);
+            self.rack_at = now + min_rtt / 4 + TIMEOUT_MIN;
         }
     }
 
@@ -508,6 +598,67 @@ impl Sender {
             self.lost_limit = self.lost_limit.max(x);
         }
         true
+    }
+
+    /// Arm the tail loss probe at `now` (RFC 8985 §7.2, Linux's `tcp_schedule_loss_probe`): two
+    /// smoothed round trips and `TIMEOUT_MIN` on, or `rto_min` on with one segment out (its ACK
+    /// may be delayed), and no later than the RTO at `rto_at`. Only a flow out of recovery, with
+    /// a round-trip sample and no probe of its own outstanding, probes. Returns `probe_at` (0:
+    /// not armed).
+    pub fn arm_probe(&mut self, now: Time, rto_at: Time, p: &TcpParams) -> Time {
+        let open = self.recovery == Recovery::None && self.outstanding() && self.tlp_high == 0;
+        self.probe_at = match (open, self.srtt) {
+            (true, Some(srtt)) => {
+                let extra = if self.nxt - self.una == 1 { p.rto_min } else { TIMEOUT_MIN };
+                (now + 2 * srtt + extra).min(rto_at)
+            }
+            _ => 0,
+        };
+        self.probe_at
+    }
+
+    /// The probe is due at `now`: what to send, `(segment, is_retransmission)`. One new segment
+    /// if the receiver's window takes it, whatever the congestion window says, else the highest
+    /// segment not SACKed again (`tcp_send_loss_probe`). None if the flow no longer probes.
+    #[cold]
+    #[inline(never)]
+    pub fn probe(&mut self, now: Time) -> Option<(u32, bool)> {
+        self.probe_at = 0;
+        if self.recovery != Recovery::None || !self.outstanding() || self.tlp_high != 0 {
+            return None;
+        }
+        let sent = if self.nxt < self.total && ((self.nxt - self.una) as u64 + 1) * self.mss <= self.rwnd {
+            self.nxt += 1;
+            (self.nxt - 1, false)
+        } else {
+            let mut seg = self.nxt - 1;
+            while seg > self.una && self.sacked.contains(seg) {
+                seg -= 1;
+            }
+            self.stats.retransmits += 1;
+            self.tlp_resent_at = now;
+            (seg, true)
+        };
+        self.tlp_high = self.nxt;
+        self.stats.probes += 1;
+        Some(sent)
+    }
+
+    /// The probe's episode ends once everything sent up to it is acknowledged. A resent probe
+    /// whose own copy drew that ACK (its send time echoed) repaired a loss: the window is halved
+    /// once (Linux's `tcp_process_tlp_ack`, which reads a DSACK where clos reads the echo).
+    #[cold]
+    #[inline(never)]
+    fn end_probe(&mut self, echo: Time) {
+        if self.tlp_resent_at != 0 && echo >= self.tlp_resent_at && self.recovery == Recovery::None {
+            // Linux's CWR state, as for `local_congestion`: half the window.
+            self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+            self.cwnd = self.ssthresh;
+            self.ca_credit = 0;
+            self.cwr_end = self.nxt;
+        }
+        self.tlp_high = 0;
+        self.tlp_resent_at = 0;
     }
 
     /// The lowest retransmission RACK found lost again goes out once more.
@@ -533,19 +684,36 @@ impl Sender {
     #[cold]
     #[inline(never)]
     fn start_recovery(&mut self, now: Time, sacked: u32, p: &TcpParams) {
-        if p.adaptive_dupthresh.is_some() {
+        // Eifel judges the retransmission this recovery makes of its first hole; a hole resent
+        // by an earlier one and still on its way is not resent now, and its ACK proves nothing.
+        if p.adaptive_dupthresh.is_some() && !self.resent_earlier(self.una) {
             let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
             self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
         }
         self.enter_fast_recovery();
-        if p.rack {
-            self.rack = Some(Box::default());
-            self.relost = 0;
+    }
+
+    /// The first hole from `hole` on that no earlier recovery resent and is still on its way.
+    #[cold]
+    #[inline(never)]
+    fn past_resent(&self, mut hole: u32) -> u32 {
+        while hole < self.lost_limit.min(self.nxt) && self.resent_earlier(hole) {
+            hole = self.sacked.next_gap(hole + 1);
         }
+        hole
+    }
+
+    /// Whether RACK's log holds a retransmission of `seg` still on its way (`transport.rack`):
+    /// Linux's scoreboard marks a segment retransmitted until it is delivered or found lost,
+    /// and a later recovery does not send it again.
+    fn resent_earlier(&self, seg: u32) -> bool {
+        self.rack.as_deref().is_some_and(|r| r.sent.iter().any(|&(s, _)| s == seg))
     }
 
     fn enter_fast_recovery(&mut self) {
         self.stats.fast_recoveries += 1;
+        self.probe_at = 0;
+        self.tlp_high = 0;
         self.ssthresh = self.loss_ssthresh();
         self.cwnd = self.ssthresh;
         self.ca_credit = 0;
@@ -585,9 +753,16 @@ impl Sender {
         self.dupacks = 0;
         self.recovery = Recovery::Timeout;
         self.eifel = None;
-        self.rack = None;
+        // Every hole is lost and resent from here: RACK's log starts again.
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.sent.clear();
+            r.lost.clear();
+        }
         self.relost = 0;
         self.rack_at = 0;
+        self.probe_at = 0;
+        self.tlp_high = 0;
+        self.tlp_resent_at = 0;
         self.recover = self.nxt;
         self.cwr_end = self.nxt;
         self.high_rxt = self.una;
@@ -605,7 +780,10 @@ impl Sender {
             if self.relost > 0 {
                 return Some((self.resend_relost(), true));
             }
-            let hole = self.sacked.next_gap(self.high_rxt.max(self.una));
+            let mut hole = self.sacked.next_gap(self.high_rxt.max(self.una));
+            if self.rack.is_some() {
+                hole = self.past_resent(hole);
+            }
             if hole < self.lost_limit.min(self.nxt) {
                 self.high_rxt = hole + 1;
                 self.stats.retransmits += 1;
@@ -652,6 +830,8 @@ mod tests {
             quickack: 0,
             push_ack: false,
             rack: false,
+            tlp: false,
+            rto_estimator: crate::transport::RtoEstimator::Rfc6298,
         }
     }
 
@@ -951,19 +1131,116 @@ mod tests {
     /// By hand, RACK's reordering timer (RFC 8985 §6.2): 0..10 out at 0, 8 lost. The ACK for
     /// 0..8 at 100 samples a round trip of 100; 9 SACKed at 110 is one segment above the hole,
     /// never `dupthresh`, so without RACK 8 waits for the timeout. With RACK it is lost a
-    /// quarter of the least round trip later, at 135, and resent then.
+    /// quarter of the least round trip and Linux's 2 ms floor later, at 135 + 2 ms, and resent.
     #[test]
     fn rack_resends_a_lone_tail_hole_after_a_quarter_round_trip() {
         for rack in [false, true] {
             let (p, mut s) = ten_out(rack);
             s.on_ack(100, 8, &NO_SACK, false, 0, &p);
             s.on_ack(110, 8, &[(9, 10), (0, 0), (0, 0)], false, 0, &p);
-            assert_eq!(s.rack_at, if rack { 135 } else { 0 });
-            assert!(!s.on_rack_timer(134, &p));
-            assert_eq!(s.on_rack_timer(135, &p), rack);
+            let due = 135 + TIMEOUT_MIN;
+            assert_eq!(s.rack_at, if rack { due } else { 0 });
+            assert!(!s.on_rack_timer(due - 1, &p));
+            assert_eq!(s.on_rack_timer(due, &p), rack);
             let resent = resent(&mut s);
             assert_eq!(resent, if rack { vec![8] } else { vec![] }, "rack {rack}");
         }
+    }
+
+    /// By hand, a recovery that starts as the one before it ends (Linux's scoreboard, which
+    /// `RackLog` follows). 0..20 out under a window of 20; 2 is lost. At 100 the SACKs of 3..20
+    /// start recovery 1 (recovery point 20): 2 is resent and PRR sends 20..28 (ssthresh 9). The
+    /// resent 2 and the new 20 are lost; at 200 the SACKs of 21..28, sent after 2's copy, show
+    /// both lost, and both are resent, 2 first. At 300 the second copy of 2 arrives: the ACK
+    /// reaches 20, ending recovery 1, and 21..28 SACKed above 20 start recovery 2 at once, with
+    /// 20 as its hole. 20's copy of 200 is still on its way and arrives next (its ACK echoes
+    /// 200, before recovery 2 began): it is not resent, nor taken for proof of a spurious
+    /// retransmission (a stack that forgot it did both, and turned RACK off for the flow).
+    #[test]
+    fn a_recovery_does_not_resend_what_the_last_one_resent_and_is_on_its_way() {
+        let p = TcpParams { rack: true, prr: true, adaptive_dupthresh: Some(64), initial_window: 20, ..params() };
+        let mut s = Sender::new(100_000, p.mss, &p);
+        assert_eq!(drain(&mut s).len(), 20);
+        s.on_ack(100, 2, &[(3, 20), (0, 0), (0, 0)], false, 0, &p);
+        let first = drain(&mut s);
+        assert_eq!(first[0], (2, true));
+        assert_eq!(first[1..], (20..28).map(|x| (x, false)).collect::<Vec<_>>());
+        s.on_ack(200, 2, &[(3, 20), (21, 28), (0, 0)], false, 100, &p);
+        assert_eq!(resent(&mut s), vec![2, 20]);
+        s.on_ack(300, 20, &[(21, 28), (0, 0), (0, 0)], false, 200, &p);
+        assert_eq!(s.recovery, Recovery::Fast, "recovery 2");
+        assert_eq!(resent(&mut s), Vec::<u32>::new(), "20 is on its way");
+        s.on_ack(301, 28, &NO_SACK, false, 200, &p);
+        assert_eq!((s.stats.spurious, s.stats.timeouts), (0, 0));
+    }
+
+    /// By hand, a tail loss probe (RFC 8985 §7; Linux's `tcp_schedule_loss_probe`): 0..10 out
+    /// at 0, a round trip of 100 sampled at 100 by the ACK of 0..8; 8 and 9 out. The probe is due
+    /// two round trips and 2 ms on, before the RTO; with one segment out, `rto_min` on instead,
+    /// capped at the RTO. With nothing new to send it resends the highest segment, 9; the ACK of
+    /// all, echoing the probe, shows it repaired a loss: the window is halved. Had 9 arrived
+    /// (an echo from before the probe), nothing is cut.
+    #[test]
+    fn a_tail_loss_probe_resends_the_last_segment_two_round_trips_on() {
+        for lost in [true, false] {
+            let p = TcpParams { tlp: true, rto_min: 3 * TIMEOUT_MIN, rto_max: 10 * TIMEOUT_MIN, ..params() };
+            let mut s = Sender::new(10_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            s.on_ack(100, 8, &NO_SACK, false, 0, &p);
+            let rto_at = 100 + s.rto(&p);
+            assert_eq!(s.arm_probe(100, rto_at, &p), 100 + 2 * 100 + TIMEOUT_MIN);
+            let at = s.probe_at;
+            assert_eq!(s.probe(at), Some((9, true)));
+            assert_eq!((s.stats.probes, s.probe_at), (1, 0));
+            assert_eq!(s.arm_probe(at, rto_at, &p), 0, "one probe at a time");
+            // 12,000 after the first ACK's slow start, 14,000 after this one's, then halved.
+            assert_eq!(s.cwnd, 12_000);
+            s.on_ack(at + 100, 10, &NO_SACK, false, if lost { at } else { 50 }, &p);
+            assert_eq!(s.cwnd, if lost { 7_000 } else { 14_000 }, "lost {lost}");
+        }
+        let p = TcpParams { tlp: true, rto_min: 3 * TIMEOUT_MIN, rto_max: 10 * TIMEOUT_MIN, ..params() };
+        let mut s = Sender::new(10_000, p.mss, &p);
+        s.cwnd = 10_000;
+        drain(&mut s);
+        s.on_ack(100, 9, &NO_SACK, false, 0, &p);
+        assert_eq!(s.arm_probe(100, u64::MAX, &p), 100 + 2 * 100 + p.rto_min, "one out: its ACK may be delayed");
+        assert_eq!(s.arm_probe(100, 500, &p), 500, "never after the RTO");
+    }
+
+    /// By hand, the RTO after round trips of 100, 900 and 3,000 with `rto_min` 1,000. RFC 6298:
+    /// SRTT 100, 200, 550 and RTTVAR 50, 237, 877, so max(SRTT + 4 RTTVAR, 1,000) = 1,000, 1,148,
+    /// 4,058. Linux: SRTT the same; the deviation x4 is 200, then 200 + (800 - 50) = 950, then
+    /// 950 + (2,800 - 237) = 3,513, and RTTVAR the largest of them but at least 1,000: 1,000,
+    /// 1,000, 3,513, so SRTT + RTTVAR = 1,100, 1,200, 4,063. Linux's RTO is never below SRTT +
+    /// `rto_min`, where RFC 6298's is never below `rto_min`.
+    #[test]
+    fn linux_rto_is_srtt_plus_a_deviation_never_below_rto_min() {
+        for (estimator, want) in [(RtoEstimator::Rfc6298, [1_000, 1_148, 4_058]), (RtoEstimator::Linux, [1_100, 1_200, 4_063])] {
+            let p = TcpParams { rto_estimator: estimator, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            drain(&mut s);
+            let mut got = vec![];
+            for (k, (now, echo)) in [(100, 0), (1_000, 100), (4_000, 1_000)].into_iter().enumerate() {
+                s.on_ack(now, k as u32 + 1, &NO_SACK, false, echo, &p);
+                got.push(s.rto(&p));
+            }
+            assert_eq!(got, want, "{estimator:?}");
+        }
+    }
+
+    /// A probe sends new data when there is some, whatever the congestion window says.
+    #[test]
+    fn a_tail_loss_probe_sends_new_data_first() {
+        let p = TcpParams { tlp: true, ..params() };
+        let mut s = Sender::new(100_000, p.mss, &p);
+        assert_eq!(drain(&mut s).len(), 4);
+        s.on_ack(100, 1, &NO_SACK, false, 0, &p);
+        drain(&mut s);
+        let nxt = s.nxt;
+        let at = s.arm_probe(100, u64::MAX, &p);
+        assert_eq!(s.probe(at), Some((nxt, false)));
+        assert_eq!(s.nxt, nxt + 1);
     }
 
     /// ACKs overtake each other when the fabric sprays them. An ACK older than `una` must not
