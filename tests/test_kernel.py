@@ -31,7 +31,11 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel):
     with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
         rtt = s.rtt()
         k = kernel.run_kernel(s, [[(0, 64_000), (1, 64_000)]], 0.01)
-    args = type("A", (), {"rate_clos": "100Mbps", "buffer": "150KB", "rto_min": "200ms"})
+    args = type(
+        "A",
+        (),
+        {"rate_clos": "100Mbps", "buffer": "150KB", "rto_min": "200ms", "jitter": star.HOST_JITTER},
+    )
     c = kernel.run_clos(2, args, rtt, k["flows"])
     starts = [f["start"] for f in k["flows"]]
     ours = kernel.rounds_of(k["flows"], c["starts"], c["ends"])[0]

@@ -255,6 +255,10 @@ pub struct HostSpec {
     /// `fifo`: the NIC queue's bound for data, bytes (none: unbounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<ByteSize>,
+    /// The mean of the random time a host's software takes before its NIC can start a packet
+    /// (exponential; none: the NIC starts at once, `sim/jitter.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Duration>,
 }
 
 /// The discipline in front of a host's NIC.
@@ -627,6 +631,9 @@ impl Scenario {
             if q.0 < min_frame {
                 return Err(bad("host.queue", format!("{} B cannot hold one full-size packet ({min_frame} B)", q.0)));
             }
+        }
+        if self.host.jitter.is_some_and(|j| j.0 > MAX_DELAY.0) {
+            return Err(bad("host.jitter", format!("is beyond the {MAX_DELAY} a host may take to send (software takes microseconds)")));
         }
         if self.host.qdisc == Qdisc::Fq && self.host.tsq != Tsq::Auto {
             return Err(bad("host.tsq", "applies to qdisc = \"fifo\" only: under \"fq\" a flow never has more than host.nic_buffer in the NIC queue"));

@@ -243,6 +243,13 @@ impl Ports {
         self.rate_bps.is_empty()
     }
 
+    /// Keep `port`'s link from starting anything before `until` (a host's software wait,
+    /// `sim/jitter.rs`); what it holds already starts as before.
+    pub fn hold_until(&mut self, port: u32, until: Time) {
+        let q = &mut self.queues[port as usize];
+        q.busy_until = q.busy_until.max(until);
+    }
+
     /// Start loading `port`'s queue line (`prefetch.rs`).
     #[inline]
     pub fn prefetch(&self, port: u32) {

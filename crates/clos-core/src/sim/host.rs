@@ -96,7 +96,11 @@ impl World {
         self.fwd.at_source_known(S::KNOWN, &f, pkt);
         let h = self.pool.alloc(*pkt);
         self.counters.sent += 1;
-        self.transmit::<S>(self.topo.port_start[host as usize], h);
+        let port = self.topo.port_start[host as usize];
+        if !S::PLAIN && self.jitter.is_some() {
+            self.host_software_wait(host, port);
+        }
+        self.transmit::<S>(port, h);
         true
     }
 

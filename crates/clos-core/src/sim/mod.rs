@@ -10,6 +10,7 @@ mod directory;
 mod egress;
 pub mod failures;
 mod host;
+mod jitter;
 pub mod report;
 mod shape;
 
@@ -78,6 +79,8 @@ pub struct World {
     pub flow_drops: Vec<u32>,
     /// Packet traces of the flows `output.trace` lists (`metrics/trace.rs`); `None`: none.
     pub trace: Option<Box<Trace>>,
+    /// The hosts' software waits (`[host] jitter`, `jitter.rs`).
+    jitter: Option<Box<jitter::Jitter>>,
     flows_done: usize,
     pub counters: Counters,
     /// Payload delivered per service per bin: `goodput_bins[service][bin]`.
@@ -229,6 +232,7 @@ impl World {
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+        let jitter = jitter::Jitter::new(s.host.jitter.map(|d| d.0), topo.n_hosts, s.seed);
         let mut flows = generated.flows;
         let mut ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
         if let Some(pool) = s.switch.pool {
@@ -330,6 +334,7 @@ impl World {
             delivered_bytes: vec![0; n],
             flow_drops: vec![0; n],
             trace: Trace::new(&s.output.trace),
+            jitter,
             flows_done: 0,
             counters: Counters::default(),
             // Sized for the whole run so that delivering never allocates.
@@ -406,7 +411,8 @@ impl World {
     /// nothing else is in play, else `Any`. Failures, the directory and the shim are fixed when
     /// the world is built, so a run keeps its shape.
     fn shape(&self) -> Known {
-        let plain = self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled && self.trace.is_none();
+        let plain =
+            self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled && self.trace.is_none() && self.jitter.is_none();
         if plain && !self.general_only {
             self.fwd.known()
         } else {
