@@ -371,6 +371,10 @@ pub struct TransportSpec {
     /// How the RTO follows the round trip: `"rfc6298"` (max(SRTT + 4 RTTVAR, `rto_min`)) or
     /// `"linux"` (SRTT + a deviation never below `rto_min`, `tcp_rtt_estimator`).
     pub rto_estimator: RtoEstimator,
+    /// A connection starts with the round-trip sample of its handshake (SYN and SYN-ACK over
+    /// the empty shortest path), as one opened before its data does: its RTO and tail loss
+    /// probe then follow that round trip from the first segment (`sim/host.rs`).
+    pub handshake_rtt: bool,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -407,6 +411,7 @@ impl Default for TransportSpec {
             rack: false,
             tlp: false,
             rto_estimator: RtoEstimator::Rfc6298,
+            handshake_rtt: false,
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -751,6 +756,7 @@ impl Scenario {
             rack: t.rack,
             tlp: t.tlp,
             rto_estimator: t.rto_estimator,
+            handshake_rtt: t.handshake_rtt,
         }
     }
 }

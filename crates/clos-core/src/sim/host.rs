@@ -243,6 +243,19 @@ impl World {
         }
     }
 
+    /// The flow's handshake (`transport.handshake_rtt`): a SYN and its SYN-ACK over the empty
+    /// shortest paths, each a header-only frame serialised and propagated at every hop.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn handshake(&mut self, flow: u32) {
+        use crate::metrics::slowdown::shortest_path;
+        let (src, dst) = (self.flows[flow as usize].src, self.flows[flow as usize].dst);
+        let syn = crate::packet::wire::frame(0, 0);
+        let way = |a, b| shortest_path(&self.topo, &self.routes, a, b).iter().map(|h| crate::units::tx_time(syn, h.rate_bps) + h.delay).sum::<Time>();
+        let rtt = way(src, dst) + way(dst, src);
+        self.senders[flow as usize].handshake(rtt, &self.params);
+    }
+
     /// RACK's reordering timer: the hole is lost, and what recovery allows is sent at once.
     pub(super) fn on_rack_event(&mut self, flow: u32) {
         let f = flow as usize;

@@ -516,7 +516,12 @@ impl World {
         match event {
             // Only a node numbered u32::MAX, which no fabric has (`event::Packed`).
             Event::Arrive { node, pkt } => self.arrive::<General>(node, pkt, NextHop::NONE),
-            Event::FlowStart { flow } => self.pump::<General>(flow),
+            Event::FlowStart { flow } => {
+                if self.params.handshake_rtt {
+                    self.handshake(flow);
+                }
+                self.pump::<General>(flow)
+            }
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
             Event::Rack { flow } => self.on_rack_event(flow),
             Event::HostDrain { host } => self.on_host_drain(host),
@@ -900,6 +905,28 @@ mod tests {
                 "workload": {{"kind": "permutation", "bytes": "1GB", "cross_pod": true}}}}"#
         ))
         .unwrap()
+    }
+
+    /// By hand, a connection's handshake (`transport.handshake_rtt`, on in the `linux` preset):
+    /// two hosts under one leaf at 10 Gb/s with 1 us links; a SYN or SYN-ACK is an 84-byte
+    /// frame (40 B of headers, 18 of Ethernet, 20 of preamble and gap), 67.2 ns a hop, so the
+    /// round trip is 4 x (67.2 ns + 1 us) = 4.2688 us. The sender has it as its first sample
+    /// before its first segment: Linux's RTO is that plus `rto_min` (200 ms), and the loss probe
+    /// after the initial window is due two round trips and 2 ms on.
+    #[test]
+    fn a_connection_starts_with_its_handshakes_round_trip() {
+        let s = Scenario::from_json(
+            r#"{"topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 2, "host_rate": "10Gbps",
+                "fabric_rate": "10Gbps", "link_delay": "1us"}, "transport": {"preset": "linux"},
+                "workload": {"kind": "permutation", "bytes": 100000}}"#,
+        )
+        .unwrap();
+        let mut w = World::new(&s).unwrap();
+        w.run_until(0);
+        let rtt = 4_268_800;
+        assert_eq!(w.senders[0].srtt(), Some(rtt));
+        assert_eq!(w.senders[0].rto(&w.params), rtt + 200_000_000_000);
+        assert_eq!(w.senders[0].probe_at, 2 * rtt + crate::transport::tcp::TIMEOUT_MIN);
     }
 
     /// Where the flow state is loaded ahead: B2's 1,024 flows and B3's 3,456, whose runs were

@@ -77,6 +77,8 @@ pub struct TcpParams {
     pub tlp: bool,
     /// How the RTO follows the round trip.
     pub rto_estimator: RtoEstimator,
+    /// A connection starts with the round-trip sample of its handshake (see `tcp`).
+    pub handshake_rtt: bool,
 }
 
 /// How the retransmission timeout follows the round trip (`transport.rto_estimator`).

@@ -34,12 +34,12 @@ type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
     ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "rack": true, "tlp": true, "rto_estimator": "linux",
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
         json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true,
-               "rto_estimator": "linux", "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
+               "rto_estimator": "linux", "handshake_rtt": true, "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
     }),
     ("htsim", "htsim's TcpSrc: NewReno without SACK, IW10, initial ssthresh 100 packets, RTO_min 250 ms, no delayed ACKs", || {
         json!({"initial_window": 10, "initial_ssthresh": "150KB", "rto_min": "250ms", "delayed_ack": 1, "sack": false,

@@ -217,6 +217,7 @@ mod tests {
             rack: false,
             tlp: false,
             rto_estimator: crate::transport::RtoEstimator::Rfc6298,
+            handshake_rtt: false,
         }
     }
 

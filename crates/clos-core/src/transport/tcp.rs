@@ -334,6 +334,14 @@ impl Sender {
         self.srtt
     }
 
+    /// The handshake's round trip `rtt` (`transport.handshake_rtt`): the connection's first
+    /// sample, taken before any data, as Linux takes it from the SYN-ACK
+    /// (`tcp_synack_rtt_meas`), so that its RTO and loss probe follow it from the start.
+    pub fn handshake(&mut self, rtt: Time, p: &TcpParams) {
+        self.rtt_sample(rtt, self.una, p.rto_min);
+        self.min_rtt = self.min_rtt.min(rtt);
+    }
+
     /// Process an ACK. Returns true if it acknowledged new data (the caller restarts the timer).
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
@@ -832,6 +840,7 @@ mod tests {
             rack: false,
             tlp: false,
             rto_estimator: crate::transport::RtoEstimator::Rfc6298,
+            handshake_rtt: false,
         }
     }
 
