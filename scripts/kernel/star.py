@@ -322,6 +322,15 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
             "workload": {"kind": "flows", "file": str(csv)},
             "max_time": "3600s",
         }
+        for override in getattr(a, "clos", None) or []:
+            key, value = override.split("=", 1)
+            *tables, field = key.split(".")
+            table = scenario
+            for t in tables:
+                table = table.setdefault(t, {})
+            table[field] = (
+                json.loads(value) if value in ("true", "false") or value[:1].isdigit() else value
+            )
         res = clos.run(scenario)
     # clos's flows in the kernel's order: the kernel's are sorted by (start, src), and clos's
     # starts are the kernel's to the nanosecond.
@@ -515,6 +524,12 @@ def main() -> int:
     ap.add_argument("--rto-min", default="200ms")
     ap.add_argument("--no-rack", action="store_true", help="turn off RACK and TLP in the kernel")
     ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
+    ap.add_argument(
+        "--clos",
+        action="append",
+        metavar="KEY=VALUE",
+        help="set a field of clos's scenario, for ablations (transport.tlp=false); repeatable",
+    )
     a = ap.parse_args()
     why = missing()
     if why:
