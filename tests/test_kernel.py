@@ -34,7 +34,13 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel):
     args = type(
         "A",
         (),
-        {"rate_clos": "100Mbps", "buffer": "150KB", "rto_min": "200ms", "jitter": star.HOST_JITTER},
+        {
+            "rate_clos": "100Mbps",
+            "buffer": "150KB",
+            "rto_min": "200ms",
+            "jitter": star.HOST_JITTER,
+            "tick": star.kernel_tick(),
+        },
     )
     c = kernel.run_clos(2, args, rtt, k["flows"])
     starts = [f["start"] for f in k["flows"]]

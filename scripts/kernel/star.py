@@ -22,7 +22,8 @@ the start of each kernel flow, as its sender called `connect`, goes into clos's 
     python3 scripts/kernel/star.py turnaround   # the hosts' software wait (needs tcpdump)
 
 clos's hosts wait a random time before each packet (`host.jitter`, exponential), with the mean
-that `turnaround` measures on the kernel's hosts under load (`--jitter`; `0ns` to keep exact time).
+that `turnaround` measures on the kernel's hosts under load (`--jitter`; `0ns` to keep exact time),
+and their TCP timers fire on the running kernel's tick (`transport.timer_tick`, 1 / CONFIG_HZ).
 
 Each row gives the kernel's median and range over the runs and clos's value, for the same
 scenario drawn once per run.
@@ -73,6 +74,23 @@ def missing() -> str | None:
     ok = subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0
     subprocess.run(["ip", "netns", "del", probe], capture_output=True)
     return None if ok else "cannot create network namespaces here"
+
+
+def kernel_tick() -> str:
+    """The running kernel's clock tick (1 / CONFIG_HZ), on which its TCP timers fire, as clos's
+    `transport.timer_tick`; "0ns" (exact) where its build configuration cannot be read."""
+    import gzip
+
+    sources = [lambda: gzip.open("/proc/config.gz", "rt").read()]
+    sources.append(lambda: Path(f"/boot/config-{os.uname().release}").read_text())
+    for read in sources:
+        try:
+            hz = re.search(r"^CONFIG_HZ=(\d+)$", read(), re.M)
+        except OSError:
+            continue
+        if hz:
+            return f"{1_000_000 // int(hz.group(1))}us"
+    return "0ns"
 
 
 def sh(*cmd: str, ns: str | None = None, check: bool = True) -> str:
@@ -318,7 +336,12 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
             },
             "switch": {"buffer": a.buffer},
             "host": {"qdisc": "fifo", "jitter": a.jitter},
-            "transport": {"preset": "linux", "rto_min": a.rto_min, "mss": MSS},
+            "transport": {
+                "preset": "linux",
+                "rto_min": a.rto_min,
+                "mss": MSS,
+                "timer_tick": a.tick,
+            },
             "workload": {"kind": "flows", "file": str(csv)},
             "max_time": "3600s",
         }
@@ -536,10 +559,11 @@ def main() -> int:
         print(f"kernel comparison skipped: {why}")
         return 0
     a.buffer_bytes = size(a.buffer)
+    a.tick = kernel_tick()
     a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     rack = "off" if a.no_rack else "on"
     print(
-        f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs, clos's host.jitter {a.jitter}"
+        f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs, clos's host.jitter {a.jitter}, timer tick {a.tick}"
     )
     if a.case == "turnaround":
         turnaround(a)

@@ -375,6 +375,9 @@ pub struct TransportSpec {
     /// the empty shortest path), as one opened before its data does: its RTO and tail loss
     /// probe then follow that round trip from the first segment (`sim/host.rs`).
     pub handshake_rtt: bool,
+    /// The kernel's clock tick, on which the sender's timers (RTO, loss probe, RACK) fire, as
+    /// Linux's jiffies do: 4 ms at HZ=250, 1 ms at HZ=1000 (0: exact).
+    pub timer_tick: Duration,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
@@ -412,6 +415,7 @@ impl Default for TransportSpec {
             tlp: false,
             rto_estimator: RtoEstimator::Rfc6298,
             handshake_rtt: false,
+            timer_tick: Duration(0),
             preset: None,
             reorder_shim: None,
             reorder_timeout: Duration(100 * PS_PER_US),
@@ -564,6 +568,9 @@ impl Scenario {
         }
         if t.rto_min.0 == 0 || t.rto_max < t.rto_min {
             return Err(bad("transport.rto_min", "must be positive and no larger than transport.rto_max"));
+        }
+        if t.timer_tick.0 > MAX_DELAY.0 {
+            return Err(bad("transport.timer_tick", format!("{} is beyond the {MAX_DELAY} a clock tick may take (Linux's is 1-10 ms)", t.timer_tick)));
         }
         if t.rto_max.0 > MAX_DELAY.0 * 1000 {
             // Timers are set in 64-bit picoseconds past now; RFC 6298 (2.5) asks for at least 60 s.
@@ -757,6 +764,7 @@ impl Scenario {
             tlp: t.tlp,
             rto_estimator: t.rto_estimator,
             handshake_rtt: t.handshake_rtt,
+            timer_tick: t.timer_tick.0,
         }
     }
 }

@@ -198,7 +198,7 @@ impl World {
 
     fn arm_rto(&mut self, flow: u32) {
         let f = flow as usize;
-        let deadline = self.now + self.senders[f].rto(&self.params);
+        let deadline = self.params.timer_at(self.now, self.senders[f].rto(&self.params));
         self.rto[f].deadline = Some(deadline);
         if self.params.tlp {
             self.arm_probe(flow);

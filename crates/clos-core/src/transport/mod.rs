@@ -79,6 +79,8 @@ pub struct TcpParams {
     pub rto_estimator: RtoEstimator,
     /// A connection starts with the round-trip sample of its handshake (see `tcp`).
     pub handshake_rtt: bool,
+    /// The kernel's clock tick for the sender's timers (0: exact), see [`TcpParams::timer_at`].
+    pub timer_tick: Time,
 }
 
 /// How the retransmission timeout follows the round trip (`transport.rto_estimator`).
@@ -107,6 +109,18 @@ pub enum DctcpLoss {
 }
 
 impl TcpParams {
+    /// When a timer set at `now` for `d` fires. Linux counts its TCP timers (RTO, loss probe,
+    /// RACK) in jiffies: `d` is rounded up to whole ticks and counted from the current tick, so
+    /// the timer fires on a tick, between `d - tick` and `d + tick` after `now`
+    /// (`usecs_to_jiffies`, `jiffies + when`). With no tick, exactly at `now + d`.
+    #[inline]
+    pub fn timer_at(&self, now: Time, d: Time) -> Time {
+        match self.timer_tick {
+            0 => now + d,
+            tick => (now / tick + d.div_ceil(tick)) * tick,
+        }
+    }
+
     /// An error, instead of a flow whose segment count would wrap, if a flow of `bytes` bytes
     /// sent with segments of `mss` bytes has more than [`MAX_SEGMENTS`]; `what` says which flow
     /// (called only then: runs check every flow they make).
@@ -142,6 +156,45 @@ impl TcpParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// By hand, on a 4 ms tick (HZ=250): an RTO of 10.015 ms set at 5 ms is 3 ticks from tick
+    /// 1, so it fires at 16 ms, 11 ms later; a loss probe of 2.03 ms set at 7.9 ms is one tick
+    /// from tick 1, so it fires at 8 ms, 0.1 ms later. With no tick, at now + d.
+    #[test]
+    fn timers_fire_on_the_kernels_tick() {
+        let ms = crate::units::PS_PER_MS;
+        let mut p = TcpParams {
+            mss: 1460,
+            initial_window: 10,
+            dupack_threshold: 3,
+            delayed_ack: 1,
+            delayed_ack_timeout: 0,
+            rto_min: 0,
+            rto_max: 0,
+            dctcp_g: None,
+            adaptive_dupthresh: None,
+            mss_min: None,
+            mss_salt: 0,
+            rwnd: 0,
+            sack: true,
+            initial_ssthresh: 0,
+            dctcp_alpha: 1.0,
+            dctcp_loss: DctcpLoss::Halve,
+            prr: false,
+            cubic: false,
+            quickack: 0,
+            push_ack: false,
+            rack: false,
+            tlp: false,
+            rto_estimator: RtoEstimator::Rfc6298,
+            handshake_rtt: false,
+            timer_tick: 4 * ms,
+        };
+        assert_eq!(p.timer_at(5 * ms, 10_015 * ms / 1000), 16 * ms);
+        assert_eq!(p.timer_at(7_900 * ms / 1000, 2_030 * ms / 1000), 8 * ms);
+        p.timer_tick = 0;
+        assert_eq!(p.timer_at(5 * ms, 10_015 * ms / 1000), 15_015 * ms / 1000);
+    }
 
     #[test]
     fn a_flow_too_long_to_number_is_refused() {

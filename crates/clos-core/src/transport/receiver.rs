@@ -218,6 +218,7 @@ mod tests {
             tlp: false,
             rto_estimator: crate::transport::RtoEstimator::Rfc6298,
             handshake_rtt: false,
+            timer_tick: 0,
         }
     }
 

@@ -450,7 +450,7 @@ impl Sender {
             }
         }
         if p.rack {
-            self.arm_rack(now);
+            self.arm_rack(now, p);
         }
         if self.recovery != Recovery::None {
             // RFC 8985's RACK in fast recovery, with the reordering window Linux gives it there
@@ -580,13 +580,13 @@ impl Sender {
     /// flow's end would wait for the retransmission timer.
     #[cold]
     #[inline(never)]
-    fn arm_rack(&mut self, now: Time) {
+    fn arm_rack(&mut self, now: Time, p: &TcpParams) {
         let waiting = self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover && !self.sacked.is_empty();
         if !waiting {
             self.rack_at = 0;
         } else if self.rack_at == 0 {
             let min_rtt = if self.min_rtt == Time::MAX { 0 } else { self.min_rtt };
-            self.rack_at = now + min_rtt / 4 + TIMEOUT_MIN;
+            self.rack_at = p.timer_at(now, min_rtt / 4 + TIMEOUT_MIN);
         }
     }
 
@@ -618,7 +618,7 @@ impl Sender {
         self.probe_at = match (open, self.srtt) {
             (true, Some(srtt)) => {
                 let extra = if self.nxt - self.una == 1 { p.rto_min } else { TIMEOUT_MIN };
-                (now + 2 * srtt + extra).min(rto_at)
+                p.timer_at(now, 2 * srtt + extra).min(rto_at)
             }
             _ => 0,
         };
@@ -841,6 +841,7 @@ mod tests {
             tlp: false,
             rto_estimator: crate::transport::RtoEstimator::Rfc6298,
             handshake_rtt: false,
+            timer_tick: 0,
         }
     }
 
