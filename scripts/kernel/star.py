@@ -23,7 +23,8 @@ the start of each kernel flow, as its sender called `connect`, goes into clos's 
 
 clos's hosts wait a random time before each packet (`host.jitter`, exponential), with the mean
 that `turnaround` measures on the kernel's hosts under load (`--jitter`; `0ns` to keep exact time),
-and their TCP timers fire on the running kernel's tick (`transport.timer_tick`, 1 / CONFIG_HZ).
+and `--tick kernel` makes their TCP timers fire on the running kernel's tick
+(`transport.timer_tick`, 1 / CONFIG_HZ; exact by default, docs/validation.md says why).
 
 Each row gives the kernel's median and range over the runs and clos's value, for the same
 scenario drawn once per run.
@@ -351,9 +352,10 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
             table = scenario
             for t in tables:
                 table = table.setdefault(t, {})
-            table[field] = (
-                json.loads(value) if value in ("true", "false") or value[:1].isdigit() else value
-            )
+            try:
+                table[field] = json.loads(value)  # numbers, true and false
+            except json.JSONDecodeError:
+                table[field] = value  # "10ms", "fifo"
         res = clos.run(scenario)
     # clos's flows in the kernel's order: the kernel's are sorted by (start, src), and clos's
     # starts are the kernel's to the nanosecond.
@@ -548,6 +550,11 @@ def main() -> int:
     ap.add_argument("--no-rack", action="store_true", help="turn off RACK and TLP in the kernel")
     ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
     ap.add_argument(
+        "--tick",
+        default="0ns",
+        help="clos's transport.timer_tick; 'kernel' for the running kernel's 1 / CONFIG_HZ",
+    )
+    ap.add_argument(
         "--clos",
         action="append",
         metavar="KEY=VALUE",
@@ -559,7 +566,7 @@ def main() -> int:
         print(f"kernel comparison skipped: {why}")
         return 0
     a.buffer_bytes = size(a.buffer)
-    a.tick = kernel_tick()
+    a.tick = kernel_tick() if a.tick == "kernel" else a.tick
     a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     rack = "off" if a.no_rack else "on"
     print(
