@@ -153,31 +153,26 @@ impl TcpParams {
     }
 }
 
+/// Plain parameters for hand-computed tests: 1,000-byte segments, IW4, an ACK per segment, SACK,
+/// `rto_min` 1,000 ps and `rto_max` 1,000,000 ps, nothing else on.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// By hand, on a 4 ms tick (HZ=250): an RTO of 10.015 ms set at 5 ms is 3 ticks from tick
-    /// 1, so it fires at 16 ms, 11 ms later; a loss probe of 2.03 ms set at 7.9 ms is one tick
-    /// from tick 1, so it fires at 8 ms, 0.1 ms later. With no tick, at now + d.
-    #[test]
-    fn timers_fire_on_the_kernels_tick() {
-        let ms = crate::units::PS_PER_MS;
-        let mut p = TcpParams {
-            mss: 1460,
-            initial_window: 10,
+impl TcpParams {
+    pub(crate) fn for_tests() -> TcpParams {
+        TcpParams {
+            mss: 1000,
+            initial_window: 4,
             dupack_threshold: 3,
             delayed_ack: 1,
             delayed_ack_timeout: 0,
-            rto_min: 0,
-            rto_max: 0,
+            rto_min: 1_000,
+            rto_max: 1_000_000,
             dctcp_g: None,
             adaptive_dupthresh: None,
             mss_min: None,
             mss_salt: 0,
-            rwnd: 0,
+            rwnd: u64::MAX,
             sack: true,
-            initial_ssthresh: 0,
+            initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
@@ -188,8 +183,22 @@ mod tests {
             tlp: false,
             rto_estimator: RtoEstimator::Rfc6298,
             handshake_rtt: false,
-            timer_tick: 4 * ms,
-        };
+            timer_tick: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand, on a 4 ms tick (HZ=250): an RTO of 10.015 ms set at 5 ms is 3 ticks from tick
+    /// 1, so it fires at 16 ms, 11 ms later; a loss probe of 2.03 ms set at 7.9 ms is one tick
+    /// from tick 1, so it fires at 8 ms, 0.1 ms later. With no tick, at now + d.
+    #[test]
+    fn timers_fire_on_the_kernels_tick() {
+        let ms = crate::units::PS_PER_MS;
+        let mut p = TcpParams { timer_tick: 4 * ms, ..TcpParams::for_tests() };
         assert_eq!(p.timer_at(5 * ms, 10_015 * ms / 1000), 16 * ms);
         assert_eq!(p.timer_at(7_900 * ms / 1000, 2_030 * ms / 1000), 8 * ms);
         p.timer_tick = 0;

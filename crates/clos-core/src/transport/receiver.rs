@@ -193,33 +193,7 @@ mod tests {
     }
 
     fn params(delayed_ack: u32, dctcp: bool) -> TcpParams {
-        TcpParams {
-            mss: 1000,
-            initial_window: 4,
-            dupack_threshold: 3,
-            delayed_ack,
-            delayed_ack_timeout: 0,
-            rto_min: 1_000,
-            rto_max: 1_000_000,
-            dctcp_g: dctcp.then_some(1.0 / 16.0),
-            adaptive_dupthresh: None,
-            mss_min: None,
-            mss_salt: 0,
-            rwnd: u64::MAX,
-            sack: true,
-            initial_ssthresh: u64::MAX,
-            dctcp_alpha: 1.0,
-            dctcp_loss: crate::transport::DctcpLoss::Halve,
-            prr: false,
-            cubic: false,
-            quickack: 0,
-            push_ack: false,
-            rack: false,
-            tlp: false,
-            rto_estimator: crate::transport::RtoEstimator::Rfc6298,
-            handshake_rtt: false,
-            timer_tick: 0,
-        }
+        TcpParams { delayed_ack, dctcp_g: dctcp.then_some(1.0 / 16.0), ..TcpParams::for_tests() }
     }
 
     #[test]
