@@ -387,6 +387,9 @@ impl Sender {
             delivered += cum - self.una;
             self.una = cum;
             delivered -= self.sacked.remove_below(cum);
+            if self.relost > 0 {
+                self.forget_delivered_relost();
+            }
             self.dupacks = 0;
             self.backoff = 0;
             self.high_rxt = self.high_rxt.max(cum);
@@ -548,14 +551,12 @@ impl Sender {
     #[cold]
     #[inline(never)]
     fn rack_lost_retransmissions(&mut self, mark: bool) {
-        let Some(r) = self.rack.as_deref_mut() else { return };
-        let (una, sacked) = (self.una, &self.sacked);
-        r.lost.retain(|&s| s >= una && !sacked.contains(s));
-        self.relost = r.lost.len() as u32;
+        self.forget_delivered_relost();
         if !mark {
             return;
         }
         let highest_sacked = self.sacked.nth_highest(1);
+        let Some(r) = self.rack.as_deref_mut() else { return };
         let mut later_delivered = false;
         for i in (0..r.sent.len()).rev() {
             let (seg, nxt_then) = r.sent[i];
@@ -699,6 +700,17 @@ impl Sender {
             self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
         }
         self.enter_fast_recovery();
+    }
+
+    /// Retransmissions found lost that arrived after all leave RACK's list (and pipe's count),
+    /// whether or not the flow is still recovering.
+    #[cold]
+    #[inline(never)]
+    fn forget_delivered_relost(&mut self) {
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        let (una, sacked) = (self.una, &self.sacked);
+        r.lost.retain(|&s| s >= una && !sacked.contains(s));
+        self.relost = r.lost.len() as u32;
     }
 
     /// The first hole from `hole` on that no earlier recovery resent and is still on its way.
