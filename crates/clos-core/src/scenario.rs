@@ -644,8 +644,8 @@ impl Scenario {
                 return Err(bad("host.queue", format!("{} B cannot hold one full-size packet ({min_frame} B)", q.0)));
             }
         }
-        if self.host.jitter.is_some_and(|j| j.0 > MAX_DELAY.0) {
-            return Err(bad("host.jitter", format!("is beyond the {MAX_DELAY} a host may take to send (software takes microseconds)")));
+        if let Some(j) = self.host.jitter.filter(|j| j.0 > MAX_DELAY.0) {
+            return Err(bad("host.jitter", format!("{j} is beyond the {MAX_DELAY} a host may take to send (software takes microseconds)")));
         }
         if self.host.qdisc == Qdisc::Fq && self.host.tsq != Tsq::Auto {
             return Err(bad("host.tsq", "applies to qdisc = \"fifo\" only: under \"fq\" a flow never has more than host.nic_buffer in the NIC queue"));

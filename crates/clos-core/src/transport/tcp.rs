@@ -13,9 +13,9 @@
 //! With `TcpParams::rack`, RACK (RFC 8985 §6.2) also deems lost what was sent before a segment
 //! now delivered: in recovery every hole below the highest SACKed segment (Linux's reordering
 //! window there is zero), a retransmission once a later retransmission or new data sent after
-//! it is delivered (`RackLog`, also after a timeout), and outside recovery a hole below SACKed data a quarter of the
-//! least round trip after the ACK that reported the data, plus Linux's 2 ms timer floor (the
-//! reordering timer, `rack_at`). As Linux's scoreboard, the log remembers a retransmission
+//! it is delivered (`RackLog`, also after a timeout), and outside recovery a hole below SACKed
+//! data a quarter of the least round trip after the ACK that reported the data, plus Linux's
+//! 2 ms timer floor (the reordering timer, `rack_at`). As Linux's scoreboard, the log remembers a retransmission
 //! until it is delivered or found lost, across recoveries: a recovery that starts while an
 //! earlier one's retransmissions are on their way does not send them again (nor take their
 //! ACKs for proof that a retransmission was spurious).
@@ -25,7 +25,7 @@
 //! (plus `rto_min` with one segment out, for its delayed ACK), and before the RTO, the flow
 //! sends one new segment, or resends its highest, so that a lost tail draws SACKs instead of
 //! waiting for the timer (`probe_at`). An ACK for a resent probe that the probe itself drew
-//! shows it repaired a loss, and the window is cut as for one (`tcp_process_tlp_ack`).
+//! shows it repaired a loss, and the window is halved once (`tcp_process_tlp_ack`).
 //!
 //! The PLTS host agent (seed 002 names "an agent which dynamically adjusts the threshold of
 //! duplicate acknowledgement"; its design is in the half of the paper we lack) is modelled as
@@ -44,8 +44,8 @@ use crate::units::Time;
 
 /// Linux's least timeout for its RACK and loss-probe timers (`TCP_TIMEOUT_MIN_US`, 2 ms), added
 /// to each (`tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`). The kernel then rounds up to its
-/// clock tick (4 ms at HZ=250), which the model does not.
-pub const TIMEOUT_MIN: Time = 2_000_000_000;
+/// clock tick (4 ms at HZ=250), which `TcpParams::timer_tick` models.
+pub const TIMEOUT_MIN: Time = 2 * crate::units::PS_PER_MS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Recovery {
@@ -276,9 +276,10 @@ impl Sender {
         base.saturating_mul(1 << self.backoff.min(16)).min(p.rto_max)
     }
 
-    fn rtt_sample(&mut self, r: Time, una: u32, rto_min: Time) {
+    /// A round-trip sample `r` from an ACK of everything below `cum`.
+    fn rtt_sample(&mut self, r: Time, cum: u32, rto_min: Time) {
         if self.linux_rtt.is_some() {
-            return self.linux_rtt_sample(r, una, rto_min);
+            return self.linux_rtt_sample(r, cum.max(self.una), rto_min);
         }
         match self.srtt {
             None => {
@@ -346,7 +347,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
         let rtt = now.saturating_sub(echo);
-        self.rtt_sample(rtt, cum.max(self.una), p.rto_min);
+        self.rtt_sample(rtt, cum, p.rto_min);
         if p.rack {
             self.min_rtt = self.min_rtt.min(rtt);
         }
