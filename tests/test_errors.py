@@ -88,6 +88,31 @@ def test_traffic_classes_are_checked(
     assert field in error and says in error
 
 
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        (["workload.request=64B"], "applies to incast workloads, not permutation"),
+        (["workload.connections=persistent"], "applies to incast workloads, not permutation"),
+        (
+            [
+                "workload.kind=incast",
+                "workload.requesters=1",
+                "workload.fan_in=2",
+                "workload.request=0B",
+            ],
+            "must be at least 1 byte",
+        ),
+    ],
+    ids=["request not in an incast", "connections not in an incast", "empty request"],
+)
+def test_incast_requests_are_checked(
+    runner: CliRunner, tiny: Path, overrides: list[str], says: str
+):
+    args = ["validate", str(tiny)] + [a for o in overrides for a in ("--set", o)]
+    error = fails_cleanly(runner, args)
+    assert "workload." in error and says in error
+
+
 def test_invalid_override_names_the_field(runner: CliRunner, tiny: Path):
     assert "topology.leaves" in fails_cleanly(
         runner, ["run", str(tiny), "--set", "topology.leaves=-1"]

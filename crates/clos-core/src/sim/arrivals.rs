@@ -1,6 +1,7 @@
-//! Flows that join a running simulation: the hook closed-loop workloads use to start a new flow
-//! the moment one ends (VL2 §5.2). Open-loop workloads are generated before the run and never
-//! come through here.
+//! Flows that join a running simulation or start on another's arrival: the hook closed-loop
+//! workloads use to start a new flow the moment one ends (VL2 §5.2), and the one that starts an
+//! incast response when its simulated request has arrived. Other open-loop flows are generated
+//! before the run and never come through here.
 
 use super::{flow_entropy, RtoTimer, World};
 use crate::event::Event;
@@ -32,13 +33,142 @@ impl World {
         id as u32
     }
 
+    /// `flow` starts: on a persistent connection (incast's `connections`) it resumes the
+    /// connection's state from the previous message if that has arrived whole, and otherwise
+    /// waits for it (false). `None`: `flow` opens a fresh connection.
+    pub(super) fn resume_connection(&mut self, flow: u32) -> Option<bool> {
+        let &prev = (!self.continues.is_empty()).then(|| self.continues.get(&flow)).flatten()?;
+        let Some(end) = self.finished[prev as usize] else {
+            self.waiting.insert(prev, flow);
+            return Some(false);
+        };
+        // The connection's messages are numbered in order, so its previous one comes first.
+        let (before, from) = self.senders.split_at_mut(flow as usize);
+        from[0].resume(&before[prev as usize], self.now - end, &self.params);
+        Some(true)
+    }
+
     /// Called once when `flow` delivers its last byte.
     pub(super) fn flow_finished(&mut self, flow: u32) {
+        if let Some(next) = (!self.waiting.is_empty()).then(|| self.waiting.remove(&flow)).flatten() {
+            // The message that waited for this one on their connection goes now.
+            self.queue.schedule(self.now, Event::FlowStart { flow: next });
+        }
+        if let Some(&answer) = (!self.answers.is_empty()).then(|| self.answers.get(&flow)).flatten() {
+            // A request has arrived: its response starts now (`workload/incast.rs`).
+            self.flows[answer as usize].start = self.now;
+            self.queue.schedule(self.now, Event::FlowStart { flow: answer });
+        }
         if self.closed_loop.is_empty() {
             return;
         }
         if let Some(next) = self.closed_loop.replace(&self.flows[flow as usize], self.now) {
             self.add_flow(next);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    use crate::sim::World;
+
+    fn incast(request: &str) -> World {
+        run(&format!(
+            r#"{{"seed": 3, "stop": "all_flows_done",
+                "topology": {{"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 5, "host_rate": "10Gbps", "link_delay": "1us"}},
+                "workload": {{"kind": "incast", "requesters": 1, "fan_in": 4, "bytes": "14600B"{request}}}}}"#
+        ))
+    }
+
+    fn run(json: &str) -> World {
+        let s = Scenario::from_json(json).unwrap();
+        let mut w = World::new(&s).unwrap();
+        w.run();
+        w.check_conservation().unwrap();
+        w
+    }
+
+    /// By hand: one requester asks 4 hosts for 10 segments each over one 10 Gb/s switch with 1 us
+    /// links. A 100 B request is a 178 B frame (40 B of IP and TCP, 38 B of Ethernet), 142.4 ns
+    /// at 10 Gb/s. The four requests leave the requester back to back, so the k-th arrives at
+    /// 142.4 (its NIC) + 1,000 (link) + 142.4 (switch port) + 1,000 (link) + k x 142.4 ns, and
+    /// its response starts then; without `request` every response starts at 0.
+    #[test]
+    fn a_response_starts_when_its_request_arrives() {
+        let plain = incast("");
+        assert_eq!(plain.flows.len(), 4);
+        assert!(plain.flows.iter().all(|f| f.start == 0));
+        let w = incast(r#", "request": "100B""#);
+        assert_eq!(w.flows.len(), 8);
+        assert_eq!(w.services, ["incast", "incast requests"]);
+        let requests: Vec<usize> = (0..8).filter(|&i| w.flows[i].service == 1).collect();
+        let mut starts = Vec::new();
+        for &q in &requests {
+            let r = &w.flows[q];
+            assert_eq!(r.bytes, 100);
+            let answer = (0..8).find(|&i| w.flows[i].service == 0 && w.flows[i].src == r.dst && w.flows[i].dst == r.src).unwrap();
+            assert_eq!(w.flows[answer].start, w.finished[q].unwrap(), "response {answer} starts as request {q} arrives");
+            starts.push(w.flows[answer].start);
+        }
+        starts.sort();
+        let first = 142_400 + 1_000_000 + 142_400 + 1_000_000;
+        assert_eq!(starts, (0..4).map(|k| first + k * 142_400).collect::<Vec<u64>>());
+        assert!(w.finished.iter().all(|f| f.is_some()));
+    }
+
+    /// Rounds of one 100-segment response between two hosts (10 Gb/s, 100 us links, IW10, an
+    /// ACK per segment) on fresh or persistent connections, `interval` apart.
+    fn rounds(connections: &str, interval: &str) -> World {
+        run(&format!(
+            r#"{{"seed": 1, "stop": "all_flows_done",
+                "topology": {{"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 2, "host_rate": "10Gbps", "link_delay": "100us"}},
+                "workload": {{"kind": "incast", "requesters": 1, "fan_in": 1, "bytes": "146000B", "request": "100B",
+                              "interval": "{interval}", "stop": "5.5ms", "connections": "{connections}"}}}}"#
+        ))
+    }
+
+    /// Each response with the one before it on the same connection (same source and destination).
+    fn on_one_connection(w: &World) -> Vec<(usize, usize)> {
+        let responses: Vec<usize> = (0..w.flows.len()).filter(|&i| w.flows[i].service == 0).collect();
+        let mut pairs = Vec::new();
+        for (k, &i) in responses.iter().enumerate() {
+            let same = |&&j: &&usize| w.flows[j].src == w.flows[i].src && w.flows[j].dst == w.flows[i].dst;
+            if let Some(&prev) = responses[..k].iter().rev().find(same) {
+                pairs.push((prev, i));
+            }
+        }
+        pairs
+    }
+
+    /// By hand: a response on a persistent connection 5 ms after the last one (within the
+    /// 10 ms RTO, so no restart) starts with the window its connection grew to (110 segments)
+    /// and goes in one flight: the responder's 84 B ACK of the request (67.2 ns), 100 frames of
+    /// 1,538 B at 10 Gb/s (1,230.4 ns each) and the last one again at the switch, and 200 us of
+    /// links, 324,337.6 ns; on a fresh connection it takes IW10's slow start, four flights (10,
+    /// 20, 40 and 30 segments) so at least three 400 us round trips and the links once more,
+    /// as the first. With rounds 1 ms apart a response waits for its connection's previous one,
+    /// so it ends at least one flight after that one.
+    #[test]
+    fn a_persistent_connection_keeps_its_window_and_serves_one_response_at_a_time() {
+        let one_flight = 67_200 + 101 * 1_230_400 + 200_000_000;
+        let fresh = rounds("fresh", "5ms");
+        let first = fresh.finished[0].unwrap() - fresh.flows[0].start;
+        assert!(first > 3 * 400_000_000 + 200_000_000, "slow start takes four flights (10, 20, 40, 30): {first}");
+        assert!((0..fresh.flows.len()).filter(|&i| fresh.flows[i].service == 0).all(|i| fresh.finished[i].unwrap() - fresh.flows[i].start == first));
+        let kept = rounds("persistent", "5ms");
+        let pairs = on_one_connection(&kept);
+        assert!(!pairs.is_empty());
+        for (prev, next) in pairs {
+            assert_eq!(kept.finished[prev].unwrap() - kept.flows[prev].start, if prev == 0 { first } else { one_flight });
+            assert_eq!(kept.finished[next].unwrap() - kept.flows[next].start, one_flight, "response {next} after {prev}");
+        }
+        let busy = rounds("persistent", "1ms");
+        let pairs = on_one_connection(&busy);
+        assert!(pairs.iter().any(|&(prev, next)| busy.flows[next].start < busy.finished[prev].unwrap()), "some response found its connection busy");
+        for (prev, next) in pairs {
+            // Its request's ACK left long before, so the flight is the frames and the links alone.
+            assert!(busy.finished[next].unwrap() >= busy.finished[prev].unwrap() + one_flight - 67_200, "response {next} waited for {prev}");
         }
     }
 }

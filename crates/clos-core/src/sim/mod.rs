@@ -61,6 +61,13 @@ pub struct World {
     pub flows: Vec<FlowSpec>,
     /// Starts a new flow when a closed-loop flow ends (see `arrivals.rs`).
     closed_loop: ClosedLoop,
+    /// Incast's simulated requests: request flow -> the response its arrival starts
+    /// (`arrivals.rs`); empty without any.
+    answers: std::collections::HashMap<u32, u32>,
+    /// Persistent connections (incast's `connections`): flow -> the connection's previous flow,
+    /// and previous flow -> the flow waiting for it to arrive (`arrivals.rs`).
+    continues: std::collections::HashMap<u32, u32>,
+    waiting: std::collections::HashMap<u32, u32>,
     /// Names of the workload's parts (indexed by `FlowSpec::service`) and what they offer.
     pub services: Vec<String>,
     pub workload_summary: serde_json::Value,
@@ -279,8 +286,12 @@ impl World {
         // Each flow keeps one retransmission timer in the far heap, and a timer moved earlier
         // leaves its old entry there until it fires (`RtoTimer`): four a flow is ample.
         queue.reserve_far(4 * n + 64);
+        let answers: std::collections::HashMap<u32, u32> = generated.starts_on_arrival.iter().copied().collect();
+        let answered: std::collections::HashSet<u32> = answers.values().copied().collect();
         for (i, f) in flows.iter().enumerate() {
-            queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
+            if !answered.contains(&(i as u32)) {
+                queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
+            }
         }
         if let Some(t) = fwd.tick_interval() {
             queue.schedule(t, Event::Tick);
@@ -321,6 +332,9 @@ impl World {
             params,
             flows,
             closed_loop: generated.closed_loop,
+            answers,
+            continues: generated.continues.iter().map(|&(prev, next)| (next, prev)).collect(),
+            waiting: Default::default(),
             services: generated.services.clone(),
             workload_summary: generated.summary,
             entropy,
@@ -516,12 +530,16 @@ impl World {
         match event {
             // Only a node numbered u32::MAX, which no fabric has (`event::Packed`).
             Event::Arrive { node, pkt } => self.arrive::<General>(node, pkt, NextHop::NONE),
-            Event::FlowStart { flow } => {
-                if self.params.handshake_rtt {
-                    self.handshake(flow);
+            Event::FlowStart { flow } => match self.resume_connection(flow) {
+                Some(false) => {} // waits for its connection's previous message
+                Some(true) => self.pump::<General>(flow),
+                None => {
+                    if self.params.handshake_rtt {
+                        self.handshake(flow);
+                    }
+                    self.pump::<General>(flow)
                 }
-                self.pump::<General>(flow)
-            }
+            },
             Event::Rto { flow, gen } => self.on_rto_event(flow, gen),
             Event::Rack { flow } => self.on_rack_event(flow),
             Event::HostDrain { host } => self.on_host_drain(host),

@@ -40,6 +40,11 @@ impl Cubic {
         cwnd * BETA
     }
 
+    /// The connection restarts after idle: the next window increase begins a new epoch.
+    pub fn restart(&mut self) {
+        self.epoch = None;
+    }
+
     /// W_cubic at `t` seconds into an epoch with `k` and maximum `w_max` (§4.2, eq. 1).
     pub fn window(t: f64, k: f64, w_max: f64) -> f64 {
         C * (t - k).powi(3) + w_max

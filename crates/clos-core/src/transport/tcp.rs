@@ -343,6 +343,39 @@ impl Sender {
         self.min_rtt = self.min_rtt.min(rtt);
     }
 
+    /// This flow is the next message on a persistent connection whose last message `prev` ended
+    /// `idle` ago: it keeps the connection's round-trip estimate, ssthresh, window, DCTCP's
+    /// alpha and CUBIC's state. After an idle longer than the RTO the window restarts as Linux's
+    /// does (`tcp_slow_start_after_idle`, `tcp_cwnd_restart`): ssthresh becomes at least 3/4 of
+    /// the window, and the window halves once for each RTO of idle, whole or begun, beyond the
+    /// first, but not below the initial window (or what it was, if less); CUBIC begins a new
+    /// epoch.
+    pub fn resume(&mut self, prev: &Sender, idle: Time, p: &TcpParams) {
+        self.srtt = prev.srtt;
+        self.rttvar = prev.rttvar;
+        self.linux_rtt.clone_from(&prev.linux_rtt);
+        self.min_rtt = prev.min_rtt;
+        self.alpha = prev.alpha;
+        self.cubic.clone_from(&prev.cubic);
+        self.ssthresh = prev.ssthresh;
+        self.cwnd = prev.cwnd;
+        let rto = prev.rto(p);
+        if idle <= rto {
+            return;
+        }
+        self.ssthresh = self.ssthresh.max(prev.cwnd / 2 + prev.cwnd / 4);
+        let restart = (p.initial_window as u64 * self.mss).min(prev.cwnd);
+        let (mut cwnd, mut left) = (prev.cwnd, idle);
+        while left > rto && cwnd > restart {
+            left -= rto;
+            cwnd /= 2;
+        }
+        self.cwnd = cwnd.max(restart);
+        if let Some(c) = self.cubic.as_deref_mut() {
+            c.restart();
+        }
+    }
+
     /// Process an ACK. Returns true if it acknowledged new data (the caller restarts the timer).
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, ece: bool, echo: Time, p: &TcpParams) -> bool {
         let cum = cum.min(self.nxt);
@@ -845,6 +878,33 @@ mod tests {
         assert!((mean - 762.0).abs() < 24.0, "mean {mean}");
         assert_eq!(p.flow_mss(123), TcpParams { mss: 1460, mss_min: Some(64), mss_salt: 7, ..params() }.flow_mss(123));
         assert_eq!(params().flow_mss(5), params().mss, "no range: every flow uses mss");
+    }
+
+    /// By hand, Linux's `tcp_cwnd_restart` with a 1,000 B MSS and IW4: the previous message
+    /// ended with a window of 40 segments, ssthresh 8 and SRTT 300 us (RTTVAR 150 us, so the
+    /// RTO is 300 + 4 x 150 = 900 us, above the 1 us floor). Idle up to one RTO the window and
+    /// ssthresh stay; at 1.5 RTO ssthresh becomes 3/4 x 40 = 30 and the window halves once (20),
+    /// at 2.5 RTO twice (10), and at 5.5 RTO it stops at the initial window (4).
+    #[test]
+    fn a_persistent_connection_restarts_its_window_after_idle_as_linux() {
+        let p = params();
+        let mut prev = Sender::new(100_000, p.mss, &p);
+        prev.cwnd = 40_000;
+        prev.ssthresh = 8_000;
+        prev.rtt_sample(300_000, 0, p.rto_min);
+        let rto = prev.rto(&p);
+        assert_eq!(rto, 900_000);
+        let next = |idle: Time| {
+            let mut s = Sender::new(10_000, p.mss, &p);
+            s.resume(&prev, idle, &p);
+            (s.cwnd / 1000, s.ssthresh / 1000, s.rto(&p))
+        };
+        assert_eq!(next(rto), (40, 8, rto));
+        assert_eq!(next(rto * 3 / 2), (20, 30, rto));
+        assert_eq!(next(rto * 5 / 2), (10, 30, rto));
+        assert_eq!(next(rto * 11 / 2), (4, 30, rto));
+        let fresh = Sender::new(10_000, p.mss, &p);
+        assert_eq!((fresh.cwnd / 1000, fresh.rto(&p)), (4, p.rto_min), "a fresh connection has neither");
     }
 
     fn drain(s: &mut Sender) -> Vec<(u32, bool)> {

@@ -51,6 +51,11 @@ pub struct Generated {
     pub classes: Vec<u8>,
     /// Whether each part's flow sizes are rounded up to whole segments, indexed as `services`.
     pub whole_segments: Vec<bool>,
+    /// `(request, response)` flow ids: the response starts when its request has arrived, not
+    /// at its own `start` (incast's `request`).
+    pub starts_on_arrival: Vec<(u32, u32)>,
+    /// `(previous, next)` flow ids on one persistent connection (incast's `connections`).
+    pub continues: Vec<(u32, u32)>,
     /// What the workload offers (flows, bytes, expected load per tier), for `summary.json`.
     pub summary: Value,
 }
@@ -88,30 +93,67 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
     let mut classes = Vec::new();
     let mut whole_segments = Vec::new();
     let mut described = Vec::new();
+    let mut starts_on_arrival = Vec::new();
+    let mut continues = Vec::new();
     for (i, (path, spec)) in list.iter().enumerate() {
         let mut own = base.clone();
         for _ in 0..i {
             own.long_jump();
         }
         let stream = if i == 0 { &mut *rng } else { &mut own };
-        let service = i as u32;
-        let mut made = part(spec, path, topo, stream, service, &mut closed_loop)?;
+        let service = services.len() as u32;
+        let mut requests = Vec::new();
+        let mut made = part(spec, path, topo, stream, service, &mut closed_loop, &mut requests)?;
         for f in &mut made {
             f.service = service;
         }
         let name = spec.name.clone().unwrap_or_else(|| spec::kind_name(spec.kind));
         described.push(load::describe_part(&name, spec, &made, topo));
-        services.push(name);
+        services.push(name.clone());
         classes.push(spec.class.unwrap_or(0));
         whole_segments.push(spec.whole_segments == Some(true));
+        let first = flows.len();
         flows.extend(made);
+        let persistent = spec.connections == Some(incast::Connections::Persistent);
+        if persistent {
+            continues.extend(incast::connections((first..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst))));
+        }
+        if !requests.is_empty() {
+            // The requests are a part of their own, so that their completion times stay out of
+            // the responses' statistics; they travel in the responses' class.
+            let (mut specs, answers): (Vec<FlowSpec>, Vec<usize>) = requests.into_iter().unzip();
+            for f in &mut specs {
+                f.service = services.len() as u32;
+            }
+            let name = format!("{name} requests");
+            described.push(load::describe_part(&name, spec, &specs, topo));
+            services.push(name);
+            classes.push(spec.class.unwrap_or(0));
+            whole_segments.push(false);
+            let at = flows.len();
+            starts_on_arrival.extend(answers.iter().enumerate().map(|(k, &r)| ((at + k) as u32, (first + r) as u32)));
+            flows.extend(specs);
+            if persistent {
+                continues.extend(incast::connections((at..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst))));
+            }
+        }
     }
     let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
-    Ok(Generated { flows, closed_loop, services, classes, whole_segments, summary })
+    Ok(Generated { flows, closed_loop, services, classes, whole_segments, starts_on_arrival, continues, summary })
 }
 
 /// One part's flows, in absolute time, before the simulator starts.
-fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service: u32, closed: &mut ClosedLoop) -> Result<Vec<FlowSpec>> {
+/// Incast's simulated requests go to `requests`, each with the index in the returned flows of
+/// the response it starts.
+fn part(
+    w: &WorkloadSpec,
+    path: &str,
+    topo: &Topology,
+    rng: &mut Stream,
+    service: u32,
+    closed: &mut ClosedLoop,
+    requests: &mut Vec<(FlowSpec, usize)>,
+) -> Result<Vec<FlowSpec>> {
     use WorkloadKind::*;
     let n = topo.n_hosts as u32;
     if w.kind == Flows {
@@ -185,8 +227,10 @@ fn part(w: &WorkloadSpec, path: &str, topo: &Topology, rng: &mut Stream, service
                 (None, r) => (r.unwrap_or(hosts::Share::Fraction(0.1)), "responders"),
             };
             let requesters = w.requesters.unwrap_or(hosts::Share::Fraction(0.1));
-            let spec = incast::Incast { requesters, fan_in, fan_field, bytes, interval: w.interval.map(|d| d.0) };
-            spec.flows(&group, (start, stop), path, rng)?
+            let spec = incast::Incast { requesters, fan_in, fan_field, bytes, interval: w.interval.map(|d| d.0), request: w.request.map(|b| b.0) };
+            let rounds = spec.flows(&group, (start, stop), path, rng)?;
+            requests.extend(rounds.requests);
+            rounds.responses
         }
         ClosedLoop => {
             let sizes = cdf::size_cdf(w.cdf.as_deref().unwrap_or_default(), &format!("{path}.cdf"))?;

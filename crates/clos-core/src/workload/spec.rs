@@ -92,6 +92,15 @@ pub struct WorkloadSpec {
     /// Incast: the number of hosts each requester fetches from (instead of `responders`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_in: Option<u32>,
+    /// Incast: send each request as a flow of this many bytes from the requester to the
+    /// responder; the response starts when its request has arrived. Absent, requests are not
+    /// simulated and every response starts at the round's instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<ByteSize>,
+    /// Incast: a new connection for every response (`fresh`, the default), or one per
+    /// requester and responder kept across rounds (`persistent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<super::incast::Connections>,
     /// Incast and periodic: time between rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
@@ -144,6 +153,8 @@ impl WorkloadSpec {
             ("requesters", self.requesters.is_some(), &[Incast]),
             ("responders", self.responders.is_some(), &[Incast]),
             ("fan_in", self.fan_in.is_some(), &[Incast]),
+            ("request", self.request.is_some(), &[Incast]),
+            ("connections", self.connections.is_some(), &[Incast]),
             ("interval", self.interval.is_some(), &[Incast, Periodic]),
             ("services", self.services.is_some(), &[Services]),
             ("background", self.background.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
@@ -241,6 +252,9 @@ impl WorkloadSpec {
                 }
                 if self.fan_in == Some(0) {
                     return Err(bad(field("fan_in"), "must be at least 1"));
+                }
+                if self.request.is_some_and(|b| b.0 == 0) {
+                    return Err(bad(field("request"), "must be at least 1 byte (a request is a message); remove it to start responses without one"));
                 }
             }
             Periodic => need(self.interval.is_some(), "interval", "time between a host's flows, e.g. \"100ms\"")?,
