@@ -92,7 +92,10 @@ def test_traffic_classes_are_checked(
     ("overrides", "says"),
     [
         (["workload.request=64B"], "applies to incast workloads, not permutation"),
-        (["workload.connections=persistent"], "applies to incast workloads, not permutation"),
+        (
+            ["workload.connections=persistent"],
+            "applies to incast, flows workloads, not permutation",
+        ),
         (
             [
                 "workload.kind=incast",

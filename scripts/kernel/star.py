@@ -8,8 +8,10 @@ on each host's egress (the NIC, with a queue of 1,000 packets that Linux's TCP s
 short) and on each switch port toward a host (its drop-tail buffer, `--buffer` bytes). The hosts
 run Reno with the kernel's own loss recovery (RACK-TLP unless `--no-rack`), ECN off, and
 `rto_min` set on their routes. One process drives every host through sockets made in their
-namespaces: each round's responses go out over fresh connections, queued whole within
-microseconds of each other, and end when the receiver reads the sender's FIN; the harness reads retransmissions
+namespaces: each round's responses go out over fresh connections (or, with `--persistent`,
+over one connection per responder kept across rounds), queued whole within microseconds of each
+other, and end when the receiver reads the sender's FIN (or the response's last byte); the
+harness reads retransmissions
 and timeouts from `nstat` and the receiver's port drops from `tc -s`.
 
 clos's side: the same star (a leaf of N + 1 hosts), rates, buffer, `rto_min`, and link delays
@@ -255,30 +257,36 @@ class Star:
         return statistics.median(samples)
 
 
-def run_kernel(star: Star, rounds: list[list[tuple[int, int]]], gap: float) -> dict:
+def run_kernel(
+    star: Star, rounds: list[list[tuple[int, int]]], gap: float, persistent: bool = False
+) -> dict:
     """Send each round's (sender, bytes) flows at once over fresh connections (opened before the
-    round, so the handshake is not timed: clos has none); the next round starts `gap` seconds
-    after its last flow ends. Returns the flows with their start and end times."""
+    round, so the handshake is not timed), or with `persistent` over one connection per sender
+    opened before the first round and kept; the next round starts `gap` seconds after its last
+    flow ends. Returns the flows with their start and end times."""
     for h in star.hosts[: star.n]:
         sh("nstat", "-n", ns=h)
     drops0 = star.drops()
     flows = []
     base = None
     with star.listen() as lst:
+        senders = sorted({i for round_ in rounds for i, _ in round_})
+        kept = {i: star.connect(lst, i) for i in senders} if persistent else {}
         for r, round_ in enumerate(rounds):
-            pairs = [star.connect(lst, i) for i, _ in round_]
+            pairs = [kept[i] if persistent else star.connect(lst, i) for i, _ in round_]
             sel = selectors.DefaultSelector()
             t0 = time.monotonic()
             base = t0 if base is None else base
-            left, starts = {}, {}
+            left, starts, unread = {}, {}, {}
             for (c, rx), (i, size) in zip(pairs, round_, strict=True):
                 c.setblocking(False)
                 rx.setblocking(False)
                 starts[i] = time.monotonic()
+                unread[i] = size
                 left[c] = memoryview(b"x" * size)[c.send(b"x" * size) :]
                 if left[c]:
                     sel.register(c, selectors.EVENT_WRITE, i)
-                else:
+                elif not persistent:
                     c.shutdown(socket.SHUT_WR)
                 sel.register(rx, selectors.EVENT_READ, i)
             ends: dict[int, float] = {}
@@ -293,13 +301,20 @@ def run_kernel(star: Star, rounds: list[list[tuple[int, int]]], gap: float) -> d
                         left[sock] = left[sock][sent:]
                         if not left[sock]:
                             sel.unregister(sock)
-                            sock.shutdown(socket.SHUT_WR)
-                    elif not sock.recv(1 << 20):
+                            if not persistent:
+                                sock.shutdown(socket.SHUT_WR)
+                        continue
+                    got = len(sock.recv(1 << 20))
+                    unread[i] -= got
+                    # A fresh connection's response ends with its FIN; a kept one's with its
+                    # last byte.
+                    if (got == 0) if not persistent else (unread[i] == 0):
                         ends[i] = time.monotonic()
                         sel.unregister(sock)
-            for c, rx in pairs:
-                c.close()
-                rx.close()
+            if not persistent:
+                for c, rx in pairs:
+                    c.close()
+                    rx.close()
             for i, size in round_:
                 flows.append(
                     {
@@ -311,6 +326,9 @@ def run_kernel(star: Star, rounds: list[list[tuple[int, int]]], gap: float) -> d
                     }
                 )
             time.sleep(gap)
+        for c, rx in kept.values():
+            c.close()
+            rx.close()
     flows.sort(key=lambda f: (f["start"], f["src"]))
     return {"flows": flows, "drops": star.drops() - drops0, **star.counters()}
 
@@ -343,7 +361,11 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
                 "mss": MSS,
                 "timer_tick": a.tick,
             },
-            "workload": {"kind": "flows", "file": str(csv)},
+            "workload": {
+                "kind": "flows",
+                "file": str(csv),
+                "connections": "persistent" if a.persistent else "fresh",
+            },
             "max_time": "3600s",
         }
         for override in getattr(a, "clos", None) or []:
@@ -395,7 +417,7 @@ def both(
     for _ in range(a.runs):
         with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
             rtt = star.rtt()
-            k = run_kernel(star, rounds, a.gap)
+            k = run_kernel(star, rounds, a.gap, a.persistent)
         ours.append(run_clos(n, a, rtt, k["flows"]))
         k["starts"], k["ends"] = [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
         kernel.append(k)
@@ -542,6 +564,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=10, help="incast: rounds per run")
     ap.add_argument("--gap", type=float, default=0.05, help="incast: seconds between rounds")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--persistent",
+        action="store_true",
+        help="incast: one connection per responder kept across rounds (clos: connections)",
+    )
     # 100 Mb/s: through the namespaces' software path a packet costs about 18 us of CPU (sender,
     # bridge, receiver, its ACK), so 1 Gb/s saturates two cores and serialises a round's starts.
     ap.add_argument("--rate", default="100mbit", help="line rate (tc's units)")

@@ -745,7 +745,12 @@ impl Scenario {
             dupack_threshold: t.dupack_threshold,
             delayed_ack: t.delayed_ack,
             delayed_ack_timeout: t.delayed_ack_timeout.0,
-            rto_min: t.rto_min.0,
+            // The kernel holds a route's rto_min in jiffies (`msecs_to_jiffies` rounds up):
+            // on a 4 ms tick, 10 ms is 12.
+            rto_min: match t.timer_tick.0 {
+                0 => t.rto_min.0,
+                tick => t.rto_min.0.div_ceil(tick) * tick,
+            },
             rto_max: t.rto_max.0,
             dctcp_g: (t.kind == Kind::Dctcp).then_some(t.dctcp_g),
             adaptive_dupthresh: t.adaptive_dupack_threshold.then_some(t.max_dupack_threshold),

@@ -110,14 +110,26 @@ pub enum DctcpLoss {
 
 impl TcpParams {
     /// When a timer set at `now` for `d` fires. Linux counts its TCP timers (RTO, loss probe,
-    /// RACK) in jiffies: `d` is rounded up to whole ticks and counted from the current tick, so
-    /// the timer fires on a tick, between `d - tick` and `d + tick` after `now`
-    /// (`usecs_to_jiffies`, `jiffies + when`). With no tick, exactly at `now + d`.
+    /// RACK) in jiffies: `d` is rounded up to whole ticks (`usecs_to_jiffies`) and counted from
+    /// the current tick (`jiffies + when`), and the timer wheel, which never runs a timer early,
+    /// runs it on the tick after that expiry when it is under 63 ticks ahead, and further out
+    /// on the next multiple of its level's granularity (8 ticks up to 504 ahead, 64 beyond;
+    /// `calc_index` in kernel/time/timer.c). A timer of `d` under 63 ticks so fires on a tick
+    /// between `d` and `d + 2 ticks` after `now` (docs/validation.md, "The kernel's timer
+    /// tick"). With no tick, exactly at `now + d`.
     #[inline]
     pub fn timer_at(&self, now: Time, d: Time) -> Time {
         match self.timer_tick {
             0 => now + d,
-            tick => (now / tick + d.div_ceil(tick)) * tick,
+            tick => {
+                let when = d.div_ceil(tick);
+                let expires = now / tick + when;
+                let mut shift = 0;
+                while shift < 21 && when >= 63 << shift {
+                    shift += 3;
+                }
+                (((expires >> shift) + 1) << shift) * tick
+            }
         }
     }
 
@@ -192,17 +204,26 @@ impl TcpParams {
 mod tests {
     use super::*;
 
-    /// By hand, on a 4 ms tick (HZ=250): an RTO of 10.015 ms set at 5 ms is 3 ticks from tick
-    /// 1, so it fires at 16 ms, 11 ms later; a loss probe of 2.03 ms set at 7.9 ms is one tick
-    /// from tick 1, so it fires at 8 ms, 0.1 ms later. With no tick, at now + d.
+    /// By hand, on a 4 ms tick (HZ=250): an RTO of 12.073 ms (what `rto_min 10ms` becomes,
+    /// SRTT 73 us) set at 5 ms expires 4 ticks after tick 1, and runs on the tick after, tick
+    /// 6, at 24 ms; one set on tick 5 exactly (after a probe) runs at 40 ms, 20 ms later, as
+    /// the kernel's did after its probes (docs/validation.md); a loss probe of 2.03 ms set at
+    /// 7.9 ms expires one tick after tick 1 and runs at 12 ms. An RTO of 204 ms (51 ticks)
+    /// set on tick 5 runs on tick 57 (208 ms later, as measured); one of 408 ms (102 ticks, on
+    /// the wheel's second level) on the next multiple of 8 ticks after tick 107, 112. With no
+    /// tick, at now + d.
     #[test]
     fn timers_fire_on_the_kernels_tick() {
         let ms = crate::units::PS_PER_MS;
+        let us = ms / 1000;
         let mut p = TcpParams { timer_tick: 4 * ms, ..TcpParams::for_tests() };
-        assert_eq!(p.timer_at(5 * ms, 10_015 * ms / 1000), 16 * ms);
-        assert_eq!(p.timer_at(7_900 * ms / 1000, 2_030 * ms / 1000), 8 * ms);
+        assert_eq!(p.timer_at(5 * ms, 12_073 * us), 24 * ms);
+        assert_eq!(p.timer_at(20 * ms, 12_073 * us), 40 * ms);
+        assert_eq!(p.timer_at(7_900 * us, 2_030 * us), 12 * ms);
+        assert_eq!(p.timer_at(20 * ms, 204 * ms), 228 * ms);
+        assert_eq!(p.timer_at(20 * ms, 408 * ms), 448 * ms);
         p.timer_tick = 0;
-        assert_eq!(p.timer_at(5 * ms, 10_015 * ms / 1000), 15_015 * ms / 1000);
+        assert_eq!(p.timer_at(5 * ms, 10_015 * us), 15_015 * us);
     }
 
     #[test]

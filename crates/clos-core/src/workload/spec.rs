@@ -97,8 +97,9 @@ pub struct WorkloadSpec {
     /// simulated and every response starts at the round's instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<ByteSize>,
-    /// Incast: a new connection for every response (`fresh`, the default), or one per
-    /// requester and responder kept across rounds (`persistent`).
+    /// Incast and flows: a new connection for every flow (`fresh`, the default), or one per
+    /// source and destination kept from flow to flow (`persistent`; incast's responses in round
+    /// order, a file's flows in its order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<super::incast::Connections>,
     /// Incast and periodic: time between rounds.
@@ -154,7 +155,7 @@ impl WorkloadSpec {
             ("responders", self.responders.is_some(), &[Incast]),
             ("fan_in", self.fan_in.is_some(), &[Incast]),
             ("request", self.request.is_some(), &[Incast]),
-            ("connections", self.connections.is_some(), &[Incast]),
+            ("connections", self.connections.is_some(), &[Incast, Flows]),
             ("interval", self.interval.is_some(), &[Incast, Periodic]),
             ("services", self.services.is_some(), &[Services]),
             ("background", self.background.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
