@@ -270,32 +270,37 @@ def run_kernel(
     flows = []
     base = None
     with star.listen() as lst:
-        senders = sorted({i for round_ in rounds for i, _ in round_})
+        senders = sorted({f[0] for round_ in rounds for f in round_})
         kept = {i: star.connect(lst, i) for i in senders} if persistent else {}
         for r, round_ in enumerate(rounds):
-            pairs = [kept[i] if persistent else star.connect(lst, i) for i, _ in round_]
+            pairs = [kept[f[0]] if persistent else star.connect(lst, f[0]) for f in round_]
             sel = selectors.DefaultSelector()
             t0 = time.monotonic()
             base = t0 if base is None else base
             left, starts, unread = {}, {}, {}
-            for (c, rx), (i, size) in zip(pairs, round_, strict=True):
-                c.setblocking(False)
-                rx.setblocking(False)
-                starts[i] = time.monotonic()
-                unread[i] = size
-                left[c] = memoryview(b"x" * size)[c.send(b"x" * size) :]
-                if left[c]:
-                    sel.register(c, selectors.EVENT_WRITE, i)
-                elif not persistent:
-                    c.shutdown(socket.SHUT_WR)
-                sel.register(rx, selectors.EVENT_READ, i)
+            # Flows keyed by their place in the round; a third field delays a flow's start.
+            waiting = sorted((t0 + (f[2] if len(f) > 2 else 0.0), j) for j, f in enumerate(round_))
             ends: dict[int, float] = {}
-            deadline = t0 + 60
+            deadline = t0 + 60 + (waiting[-1][0] - t0 if waiting else 0)
             while len(ends) < len(round_):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"round {r} did not finish in 60 s")
-                for key, _ in sel.select(1):
-                    sock, i = key.fileobj, key.data
+                while waiting and waiting[0][0] <= time.monotonic():
+                    j = waiting.pop(0)[1]
+                    (c, rx), size = pairs[j], round_[j][1]
+                    c.setblocking(False)
+                    rx.setblocking(False)
+                    starts[j] = time.monotonic()
+                    unread[j] = size
+                    left[c] = memoryview(b"x" * size)[c.send(b"x" * size) :]
+                    if left[c]:
+                        sel.register(c, selectors.EVENT_WRITE, j)
+                    elif not persistent:
+                        c.shutdown(socket.SHUT_WR)
+                    sel.register(rx, selectors.EVENT_READ, j)
+                wait = min(1.0, max(0.0, waiting[0][0] - time.monotonic())) if waiting else 1.0
+                for key, _ in sel.select(wait):
+                    sock, j = key.fileobj, key.data
                     if key.events == selectors.EVENT_WRITE:
                         sent = sock.send(left[sock])
                         left[sock] = left[sock][sent:]
@@ -305,24 +310,24 @@ def run_kernel(
                                 sock.shutdown(socket.SHUT_WR)
                         continue
                     got = len(sock.recv(1 << 20))
-                    unread[i] -= got
+                    unread[j] -= got
                     # A fresh connection's response ends with its FIN; a kept one's with its
                     # last byte.
-                    if (got == 0) if not persistent else (unread[i] == 0):
-                        ends[i] = time.monotonic()
+                    if (got == 0) if not persistent else (unread[j] == 0):
+                        ends[j] = time.monotonic()
                         sel.unregister(sock)
             if not persistent:
                 for c, rx in pairs:
                     c.close()
                     rx.close()
-            for i, size in round_:
+            for j, f in enumerate(round_):
                 flows.append(
                     {
                         "round": r,
-                        "src": i,
-                        "bytes": size,
-                        "start": starts[i] - base,
-                        "end": ends[i] - base,
+                        "src": f[0],
+                        "bytes": f[1],
+                        "start": starts[j] - base,
+                        "end": ends[j] - base,
                     }
                 )
             time.sleep(gap)
@@ -473,6 +478,49 @@ def long(a: argparse.Namespace) -> list[tuple]:
     return rows
 
 
+def short(a: argparse.Namespace) -> list[tuple]:
+    """Short flows beside a long one: host 0 sends `--size` to the receiver; from 0.1 s on,
+    hosts 1 to `--senders` take turns sending `--short` every `--every` seconds, each on a fresh
+    connection, until the long flow is three quarters through at the line rate."""
+    m = re.fullmatch(r"(\d+)([kmg])bit", a.rate)
+    rate = int(m.group(1)) * {"k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    span = a.size * 8 / rate * 0.75
+    count = max(1, int((span - 0.1) / a.every))
+    round_ = [(0, a.size)] + [(1 + k % a.senders, a.short, 0.1 + k * a.every) for k in range(count)]
+    kernel, ours, rtt = both(a, a.senders + 1, [round_])
+
+    def fcts(flows: list[dict], starts: list[float], ends: list[float]) -> list[float]:
+        return sorted(e - s for f, s, e in zip(flows, starts, ends, strict=True) if f["src"] != 0)
+
+    def pct(values: list[float], q: float) -> float:
+        return values[min(len(values) - 1, int(q * len(values)))] * 1e3
+
+    rows = []
+    for q in (0.5, 0.9, 0.99):
+        theirs = [pct(fcts(k["flows"], k["starts"], k["ends"]), q) for k in kernel]
+        mine = [
+            pct(fcts(k["flows"], c["starts"], c["ends"]), q)
+            for k, c in zip(kernel, ours, strict=True)
+        ]
+        rows.append((f"p{round(q * 100)}", spread(theirs), f"{statistics.median(mine):.3g}"))
+    rows.append(
+        (
+            "timeouts",
+            spread([k["TcpExtTCPTimeouts"] for k in kernel]),
+            f"{statistics.median(c['TcpExtTCPTimeouts'] for c in ours):.3g}",
+        )
+    )
+    rows.append(
+        (
+            "drops",
+            spread([k["drops"] for k in kernel]),
+            f"{statistics.median(c['drops'] for c in ours):.3g}",
+        )
+    )
+    print(f"{count} short flows, round trip {rtt * 1e6:.0f} us", file=sys.stderr)
+    return rows
+
+
 def turnaround(a: argparse.Namespace) -> None:
     """Capture at the switch during one run of 8 long flows and print how long a host takes from
     an ACK leaving the switch toward it to the data packet it releases arriving back, for hosts
@@ -556,11 +604,14 @@ def size(text: str) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=("incast", "long", "turnaround"))
+    ap.add_argument("case", choices=("incast", "long", "short", "turnaround"))
     ap.add_argument("--fanin", default="1,2,4,8,16,32", help="incast: responders")
     ap.add_argument("--flows", default="2,4,8", help="long: flows sharing the receiver's port")
     ap.add_argument("--response", type=size, default="64KB", help="incast: bytes per responder")
-    ap.add_argument("--size", type=size, default="20MB", help="long: bytes per flow")
+    ap.add_argument("--size", type=size, default="20MB", help="long, short: bytes per long flow")
+    ap.add_argument("--short", type=size, default="20KB", help="short: bytes per short flow")
+    ap.add_argument("--every", type=float, default=0.02, help="short: seconds between short flows")
+    ap.add_argument("--senders", type=int, default=4, help="short: hosts taking turns")
     ap.add_argument("--rounds", type=int, default=10, help="incast: rounds per run")
     ap.add_argument("--gap", type=float, default=0.05, help="incast: seconds between rounds")
     ap.add_argument("--runs", type=int, default=5)
@@ -617,6 +668,12 @@ def main() -> int:
             "RTT us",
         )
         rows = incast(a)
+    elif a.case == "short":
+        print(
+            f"{a.short:,} B short flows every {a.every * 1e3:g} ms beside a {a.size:,} B flow; kernel: median (min-max) over runs"
+        )
+        header = ("short flows' FCT, ms", "kernel", "clos")
+        rows = short(a)
     else:
         print(f"{a.size:,} B per flow; kernel: median (min-max) over runs")
         header = (
