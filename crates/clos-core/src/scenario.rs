@@ -273,7 +273,8 @@ pub enum Qdisc {
 }
 
 /// TCP small queues: how many bytes of a flow's may sit in its host's NIC queue, as written:
-/// `"auto"` (Linux's: 1 ms of the host's rate, at most 1 MB), `"off"`, or a size.
+/// `"auto"` (Linux's: 1/1024 s of the flow's pacing rate, at least two packets, at most 1 MB),
+/// `"off"`, or a size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum Tsq {

@@ -18,10 +18,13 @@
 //!   host, and clos's before this model), with TCP small queues (`tsq`): a flow stops when its
 //!   own packets in the NIC queue reach the limit, and resumes when the oldest of them leaves
 //!   (`TsqWake`), as Linux's TSQ wakes a socket on transmit completion. The default limit is
-//!   Linux's: about 1 ms of the host's rate (the kernel's `sk_pacing_rate >> 10` at line rate),
-//!   at most `tcp_limit_output_bytes` (1 MB). `tsq = "off"` gives the unbounded FIFO, which lets
-//!   a flow limited only by its NIC queue milliseconds of data there, with the host's ACKs
-//!   behind it.
+//!   Linux's (`tcp_small_queue_check`): 1/1024 s of the flow's pacing rate (`sk_pacing_rate >>
+//!   10`, the window per smoothed round trip times 2 in slow start or 1.2 after), at least two
+//!   packets and at most `tcp_limit_output_bytes` (1 MB). In slow start that rate is far above
+//!   the line rate, so a flow limited by its own NIC keeps tens of packets there, as the
+//!   kernel's do (docs/validation.md, "Short flows beside a long one"). `tsq = "off"` gives the
+//!   unbounded FIFO, which lets a flow limited only by its NIC queue milliseconds of data there,
+//!   with the host's ACKs behind it.
 
 use super::World;
 use crate::event::Event;
@@ -55,8 +58,9 @@ struct Fq {
 /// `fifo` with TSQ: per flow, its packets in the NIC queue as (departure, bytes), oldest first.
 #[allow(non_camel_case_types)]
 struct Tsq_ {
-    /// Per host, the limit (it follows the host's rate).
-    limit: Vec<u64>,
+    /// Per host, a fixed limit (`tsq` a size); `None`: Linux's, which follows each flow's
+    /// pacing rate (`tsq = "auto"`).
+    limit: Option<Vec<u64>>,
     /// Bytes the whole NIC queue may hold before data is refused (`queue`; `u64::MAX`: none).
     queue: u64,
     queued: Vec<VecDeque<(Time, u64)>>,
@@ -79,7 +83,7 @@ impl Egress {
                 drain_due: vec![false; host_rates.len()],
             }),
             (Qdisc::Fifo, tsq) => Mode::Tsq(Tsq_ {
-                limit: host_rates.iter().map(|&rate| tsq.limit(rate)).collect(),
+                limit: (tsq != Tsq::Auto).then(|| host_rates.iter().map(|&rate| tsq.limit(rate)).collect()),
                 queue: spec.queue.map_or(u64::MAX, |b| b.0),
                 queued: vec![VecDeque::new(); flows],
                 queued_bytes: vec![0; flows],
@@ -114,14 +118,26 @@ impl Fq {
 }
 
 impl Tsq {
-    /// The per-flow limit at a host of `rate` bits/s.
+    /// The per-flow limit at a host of `rate` bits/s, for the fixed ones (`auto` follows the
+    /// flow: `linux_tsq_limit`).
     pub fn limit(self, rate: u64) -> u64 {
         match self {
             Tsq::Off => u64::MAX,
-            // 1 ms of the rate: rate / 8 bytes per second / 1,000.
+            // Not asked for (`Egress::new`); 1 ms of the line rate if it were.
             Tsq::Auto => (rate / 8_000).clamp(2 * wire::frame(9000, 0), TSQ_MAX_BYTES),
             Tsq::Bytes(b) => b.0,
         }
+    }
+}
+
+/// Linux's TSQ limit for a flow (`tcp_small_queue_check`): 1/1024 s of its pacing rate
+/// (`sk_pacing_shift` 10), at least two packets, at most `tcp_limit_output_bytes`. Before a
+/// round-trip sample the pacing rate is unlimited, and so is the limit up to that cap.
+fn linux_tsq_limit(s: &crate::transport::tcp::Sender) -> u64 {
+    let floor = 2 * wire::frame(s.mss(), 0);
+    match s.pacing_rate() {
+        Some(rate) => ((rate / 1024.0) as u64).clamp(floor, TSQ_MAX_BYTES),
+        None => TSQ_MAX_BYTES,
     }
 }
 
@@ -170,7 +186,11 @@ impl World {
                     t.queued_bytes[f] -= bytes;
                     q.pop_front();
                 }
-                if t.queued_bytes[f] < t.limit[host as usize] {
+                let limit = match &t.limit {
+                    Some(l) => l[host as usize],
+                    None => linux_tsq_limit(&self.senders[f]),
+                };
+                if t.queued_bytes[f] < limit {
                     return true;
                 }
                 if !t.wake_due[f] {
@@ -231,5 +251,42 @@ impl World {
             t.wake_due[flow as usize] = false;
         }
         self.pump::<super::shape::General>(flow);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{linux_tsq_limit, TSQ_MAX_BYTES};
+    use crate::transport::tcp::Sender;
+    use crate::transport::TcpParams;
+
+    /// By hand, a 1,000 B MSS (1,078 B frames): a window of 20 segments over a 1 ms SRTT in slow
+    /// start paces at 2 x 20,000 B / 1 ms = 40 MB/s, so TSQ lets 40e6 / 1024 = 39,062 B wait in
+    /// the NIC; with ssthresh at 30 segments (the window above half of it) the ratio is 1.2,
+    /// 23,437 B; 35 segments in flight count instead of the window (35,000 x 2 / 1 ms / 1024 =
+    /// 68,359 B). Over a 1 s SRTT it is the floor, two frames; before any sample, the cap.
+    #[test]
+    fn linux_tsq_follows_the_pacing_rate() {
+        let p = TcpParams::for_tests();
+        let mut s = Sender::new(1_000_000, p.mss, &p);
+        assert_eq!(linux_tsq_limit(&s), TSQ_MAX_BYTES, "no round trip yet");
+        s.handshake(1_000_000_000, &p);
+        s.cwnd = 20_000;
+        assert_eq!(linux_tsq_limit(&s), 39_062);
+        let q = TcpParams { initial_ssthresh: 30_000, ..TcpParams::for_tests() };
+        let mut ca = Sender::new(1_000_000, q.mss, &q);
+        ca.handshake(1_000_000_000, &q);
+        ca.cwnd = 20_000;
+        assert_eq!(linux_tsq_limit(&ca), 23_437);
+        while s.next_segment().is_some() {}
+        assert_eq!(s.nxt, 20);
+        s.cwnd = 35_000;
+        while s.next_segment().is_some() {}
+        s.cwnd = 20_000;
+        assert_eq!(linux_tsq_limit(&s), 68_359, "35 in flight");
+        let mut slow = Sender::new(1_000_000, p.mss, &p);
+        slow.handshake(1_000_000_000_000, &p);
+        slow.cwnd = 20_000;
+        assert_eq!(linux_tsq_limit(&slow), 2 * 1_078);
     }
 }

@@ -40,7 +40,7 @@ use super::cubic::Cubic;
 use super::sack::RangeSet;
 use super::{DctcpLoss, RtoEstimator, TcpParams};
 use crate::packet::SackBlocks;
-use crate::units::Time;
+use crate::units::{Time, PS_PER_S};
 
 /// Linux's least timeout for its RACK and loss-probe timers (`TCP_TIMEOUT_MIN_US`, 2 ms), added
 /// to each (`tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`). The kernel then rounds up to its
@@ -333,6 +333,17 @@ impl Sender {
 
     pub fn srtt(&self) -> Option<Time> {
         self.srtt
+    }
+
+    /// Linux's pacing rate, bytes per second (`tcp_update_pacing_rate`): the window (or the
+    /// flight, if larger) per smoothed round trip, times 2 while the window is under half of
+    /// ssthresh (`tcp_pacing_ss_ratio`, 200%) and 1.2 after (`tcp_pacing_ca_ratio`); `None`
+    /// before any round-trip sample (the kernel's is then unlimited).
+    pub fn pacing_rate(&self) -> Option<f64> {
+        let srtt = self.srtt.filter(|&t| t > 0)?;
+        let ratio = if self.cwnd < self.ssthresh / 2 { 2.0 } else { 1.2 };
+        let window = self.cwnd.max((self.nxt - self.una) as u64 * self.mss);
+        Some(ratio * window as f64 / (srtt as f64 / PS_PER_S as f64))
     }
 
     /// The handshake's round trip `rtt` (`transport.handshake_rtt`): the connection's first
