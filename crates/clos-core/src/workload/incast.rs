@@ -17,11 +17,11 @@ use crate::error::{bad, Result};
 use crate::rng::{below, Stream};
 use crate::units::Time;
 
-/// How an incast's responses use connections.
+/// How a workload's flows use connections (`connections`, for incast and flows workloads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Connections {
-    /// A new connection for every response (and request).
+    /// A new connection for every flow (each response and request).
     #[default]
     Fresh,
     /// One connection per requester and responder, kept across rounds: a response continues its

@@ -115,8 +115,10 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         let first = flows.len();
         flows.extend(made);
         let persistent = spec.connections == Some(incast::Connections::Persistent);
+        // Flows from `from` on, each after the last of its source and destination.
+        let chained = |flows: &[FlowSpec], from: usize| incast::connections((from..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst)));
         if persistent {
-            continues.extend(incast::connections((first..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst))));
+            continues.extend(chained(&flows, first));
         }
         if !requests.is_empty() {
             // The requests are a part of their own, so that their completion times stay out of
@@ -134,7 +136,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
             starts_on_arrival.extend(answers.iter().enumerate().map(|(k, &r)| ((at + k) as u32, (first + r) as u32)));
             flows.extend(specs);
             if persistent {
-                continues.extend(incast::connections((at..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst))));
+                continues.extend(chained(&flows, at));
             }
         }
     }
