@@ -58,9 +58,9 @@ struct Fq {
 /// `fifo` with TSQ: per flow, its packets in the NIC queue as (departure, bytes), oldest first.
 #[allow(non_camel_case_types)]
 struct Tsq_ {
-    /// Per host, a fixed limit (`tsq` a size); `None`: Linux's, which follows each flow's
-    /// pacing rate (`tsq = "auto"`).
-    limit: Option<Vec<u64>>,
+    /// A fixed limit (`tsq` a size, or no limit with `"off"`); `None`: Linux's, which follows
+    /// each flow's pacing rate (`tsq = "auto"`).
+    limit: Option<u64>,
     /// Bytes the whole NIC queue may hold before data is refused (`queue`; `u64::MAX`: none).
     queue: u64,
     queued: Vec<VecDeque<(Time, u64)>>,
@@ -73,17 +73,21 @@ struct Tsq_ {
 impl Egress {
     /// `None` where the host is today's unbounded FIFO (`fifo` with `tsq = "off"`), which then
     /// costs a sending host nothing but one test.
-    pub(super) fn new(spec: &HostSpec, mss: u32, host_rates: &[u64], flows: usize) -> Option<Egress> {
+    pub(super) fn new(spec: &HostSpec, mss: u32, hosts: usize, flows: usize) -> Option<Egress> {
         let mode = match (spec.qdisc, spec.tsq) {
             (Qdisc::Fifo, Tsq::Off) if spec.queue.is_none() => return None,
             (Qdisc::Fq, _) => Mode::Fq(Fq {
                 nic_buffer: spec.nic_buffer.map_or(2 * wire::frame(mss as u64, 0), |b| b.0),
-                ring: (0..host_rates.len()).map(|_| VecDeque::with_capacity(4)).collect(),
+                ring: (0..hosts).map(|_| VecDeque::with_capacity(4)).collect(),
                 waiting: vec![false; flows],
-                drain_due: vec![false; host_rates.len()],
+                drain_due: vec![false; hosts],
             }),
             (Qdisc::Fifo, tsq) => Mode::Tsq(Tsq_ {
-                limit: (tsq != Tsq::Auto).then(|| host_rates.iter().map(|&rate| tsq.limit(rate)).collect()),
+                limit: match tsq {
+                    Tsq::Auto => None,
+                    Tsq::Off => Some(u64::MAX),
+                    Tsq::Bytes(b) => Some(b.0),
+                },
                 queue: spec.queue.map_or(u64::MAX, |b| b.0),
                 queued: vec![VecDeque::new(); flows],
                 queued_bytes: vec![0; flows],
@@ -114,19 +118,6 @@ impl Fq {
             return Ok(());
         }
         Err(ports.time_backlog_falls_to(port, self.nic_buffer.saturating_sub(frame), now))
-    }
-}
-
-impl Tsq {
-    /// The per-flow limit at a host of `rate` bits/s, for the fixed ones (`auto` follows the
-    /// flow: `linux_tsq_limit`).
-    pub fn limit(self, rate: u64) -> u64 {
-        match self {
-            Tsq::Off => u64::MAX,
-            // Not asked for (`Egress::new`); 1 ms of the line rate if it were.
-            Tsq::Auto => (rate / 8_000).clamp(2 * wire::frame(9000, 0), TSQ_MAX_BYTES),
-            Tsq::Bytes(b) => b.0,
-        }
     }
 }
 
@@ -186,10 +177,7 @@ impl World {
                     t.queued_bytes[f] -= bytes;
                     q.pop_front();
                 }
-                let limit = match &t.limit {
-                    Some(l) => l[host as usize],
-                    None => linux_tsq_limit(&self.senders[f]),
-                };
+                let limit = t.limit.unwrap_or_else(|| linux_tsq_limit(&self.senders[f]));
                 if t.queued_bytes[f] < limit {
                     return true;
                 }

@@ -320,8 +320,7 @@ impl World {
         let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
         let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
         let exact_hops = fwd.prediction_is_exact() && faults.is_none() && directory.is_none();
-        let host_rates: Vec<u64> = (0..topo.n_hosts).map(|h| ports.rate_bps[topo.port_start[h] as usize]).collect();
-        let egress = egress::Egress::new(&s.host, s.transport.mss, &host_rates, n).map(Box::new);
+        let egress = egress::Egress::new(&s.host, s.transport.mss, topo.n_hosts, n).map(Box::new);
         Ok(World {
             topo,
             routes,
