@@ -9,7 +9,7 @@ use crate::error::{bad, Result};
 use crate::failures::{ConvergenceSpec, FailureSpec};
 use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{DctcpLoss, Kind, RtoEstimator, TcpParams};
+use crate::transport::{DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
@@ -358,6 +358,11 @@ pub struct TransportSpec {
     pub dctcp_loss: DctcpLoss,
     /// Proportional rate reduction in fast recovery (RFC 6937).
     pub prr: bool,
+    /// PRR's growth below ssthresh: `"ssrb"` (RFC 6937's slow start reduction bound, one
+    /// segment more than was delivered per ACK) or `"linux"` (`tcp_cwnd_reduction` since 5.19:
+    /// what was delivered, one more only on an ACK that advanced SND.UNA without a new loss;
+    /// `transport/tcp.rs`).
+    pub prr_bound: PrrBound,
     /// ACK each of a connection's first `quickack` data segments at once, whatever
     /// `delayed_ack` says, and the next 16 after a duplicate segment (Linux's quickack mode).
     pub quickack: u32,
@@ -376,6 +381,10 @@ pub struct TransportSpec {
     /// the empty shortest path), as one opened before its data does: its RTO and tail loss
     /// probe then follow that round trip from the first segment (`sim/host.rs`).
     pub handshake_rtt: bool,
+    /// Resending the oldest unacknowledged segment restarts the RTO, as Linux's
+    /// `tcp_xmit_retransmit_queue` does: a hole resent in fast recovery has a whole RTO to be
+    /// acknowledged (off: RFC 6298, which restarts the timer only when new data is acknowledged).
+    pub resend_restarts_rto: bool,
     /// The kernel's clock tick, on which the sender's timers (RTO, loss probe, RACK) fire, as
     /// Linux's jiffies do: 4 ms at HZ=250, 1 ms at HZ=1000 (0: exact).
     pub timer_tick: Duration,
@@ -410,12 +419,14 @@ impl Default for TransportSpec {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
+            prr_bound: PrrBound::Ssrb,
             quickack: 0,
             push_ack: false,
             rack: false,
             tlp: false,
             rto_estimator: RtoEstimator::Rfc6298,
             handshake_rtt: false,
+            resend_restarts_rto: false,
             timer_tick: Duration(0),
             preset: None,
             reorder_shim: None,
@@ -763,6 +774,7 @@ impl Scenario {
             dctcp_alpha: t.dctcp_alpha,
             dctcp_loss: t.dctcp_loss,
             prr: t.prr,
+            prr_bound: t.prr_bound,
             cubic: t.kind == Kind::Cubic,
             quickack: t.quickack,
             push_ack: t.push_ack,
@@ -770,6 +782,7 @@ impl Scenario {
             tlp: t.tlp,
             rto_estimator: t.rto_estimator,
             handshake_rtt: t.handshake_rtt,
+            resend_restarts_rto: t.resend_restarts_rto,
             timer_tick: t.timer_tick.0,
         }
     }

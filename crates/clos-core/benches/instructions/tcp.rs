@@ -55,14 +55,14 @@ fn marked(seg: u32, sent: Time) -> bool {
 fn ack_path(mut f: Flow) -> (Time, Flow) {
     let mut now: Time = 0;
     while !f.sender.done() {
-        while let Some((seg, retransmission)) = f.sender.next_segment() {
+        while let Some((seg, retransmission)) = f.sender.next_segment(now) {
             if retransmission || !lost(seg) {
                 f.path.push_back(InFlight { seg, ce: marked(seg, now), sent: now });
             }
         }
         let Some(d) = f.path.pop_front() else {
             // Nothing in flight and nothing allowed: what the retransmission timer resolves.
-            f.sender.on_timeout();
+            f.sender.on_timeout(now);
             continue;
         };
         now += FRAME_TIME;

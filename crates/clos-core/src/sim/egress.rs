@@ -266,10 +266,10 @@ mod tests {
         ca.handshake(1_000_000_000, &q);
         ca.cwnd = 20_000;
         assert_eq!(linux_tsq_limit(&ca), 23_437);
-        while s.next_segment().is_some() {}
+        while s.next_segment(0).is_some() {}
         assert_eq!(s.nxt, 20);
         s.cwnd = 35_000;
-        while s.next_segment().is_some() {}
+        while s.next_segment(0).is_some() {}
         s.cwnd = 20_000;
         assert_eq!(linux_tsq_limit(&s), 68_359, "35 in flight");
         let mut slow = Sender::new(1_000_000, p.mss, &p);

@@ -25,10 +25,13 @@ impl World {
 
     /// Send the flow's next segment if its window allows one; whether it did.
     pub(super) fn send_segment<S: Shape>(&mut self, flow: u32) -> bool {
-        let Some((seg, retx)) = self.senders[flow as usize].next_segment() else { return false };
+        let Some((seg, retx)) = self.senders[flow as usize].next_segment(self.now) else { return false };
         // Traced runs take the general loop (`shape.rs`), so the plain one pays nothing.
         let event = if retx { TraceEvent::Resend } else { TraceEvent::Send };
         self.send_given::<S>(flow, seg, retx, event);
+        if retx && self.params.resend_restarts_rto && seg == self.senders[flow as usize].una {
+            self.arm_rto(flow);
+        }
         true
     }
 
@@ -289,7 +292,7 @@ impl World {
                 if let Some(tr) = self.trace.as_mut() {
                     tr.record(self.now, flow, TraceEvent::Timeout, self.senders[f].una, 0, NO_LINK);
                 }
-                self.senders[f].on_timeout();
+                self.senders[f].on_timeout(self.now);
                 self.rto[f].deadline = None;
                 self.pump::<General>(flow); // re-arms the timer with the backed-off RTO
             }

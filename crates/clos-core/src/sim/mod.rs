@@ -946,6 +946,37 @@ mod tests {
         assert_eq!(w.senders[0].probe_at, 2 * rtt + crate::transport::tcp::TIMEOUT_MIN);
     }
 
+    /// By hand, Linux's RTO restart when the oldest segment is resent
+    /// (`transport.resend_restarts_rto`, on in both Linux presets; `tcp_xmit_retransmit_queue`):
+    /// the handshake test's two hosts (a FIFO NIC queue without TSQ, so that nothing holds the
+    /// resent segment back), whose first window leaves at 0 with the RTO due a round trip and
+    /// 200 ms on. At 1 ms three SACKs above segment 0 (made up: 0 lost) start recovery,
+    /// and 0 goes out again: with the restart the RTO is due a whole RTO after 1 ms; without
+    /// (RFC 6298), it stays where the first window set it.
+    #[test]
+    fn resending_the_oldest_segment_restarts_the_rto_as_linux() {
+        for restart in [true, false] {
+            let s = Scenario::from_json(&format!(
+                r#"{{"topology": {{"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 2, "host_rate": "10Gbps",
+                    "fabric_rate": "10Gbps", "link_delay": "1us"}}, "host": {{"qdisc": "fifo", "tsq": "off"}},
+                    "transport": {{"preset": "linux", "resend_restarts_rto": {restart}}},
+                    "workload": {{"kind": "permutation", "bytes": 100000}}}}"#
+            ))
+            .unwrap();
+            let mut w = World::new(&s).unwrap();
+            w.run_until(0);
+            let first = 4_268_800 + 200_000_000_000;
+            assert_eq!(w.rto[0].deadline, Some(first));
+            w.now = crate::units::PS_PER_MS;
+            let now = w.now;
+            w.senders[0].on_ack(now, 0, &[(1, 4), (0, 0), (0, 0)], false, 0, &w.params);
+            w.pump::<shape::General>(0);
+            assert_eq!(w.senders[0].stats.retransmits, 1, "segment 0 resent");
+            let due = if restart { now + w.senders[0].rto(&w.params) } else { first };
+            assert_eq!(w.rto[0].deadline, Some(due), "restart {restart}");
+        }
+    }
+
     /// Where the flow state is loaded ahead: B2's 1,024 flows and B3's 3,456, whose runs were
     /// measured faster with it, and not B1's 128, whose state the caches hold
     /// (`FLOW_LOOK_AHEAD_BYTES`). A per-flow struct that grows or shrinks moves the line, and

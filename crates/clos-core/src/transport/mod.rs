@@ -63,6 +63,8 @@ pub struct TcpParams {
     /// Proportional rate reduction in fast recovery (RFC 6937), as Linux; off: the window drops
     /// to ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// Which bound PRR grows the window by below ssthresh.
+    pub prr_bound: PrrBound,
     /// CUBIC congestion avoidance and decrease (`transport.kind = "cubic"`) instead of Reno's.
     pub cubic: bool,
     /// ACK each of a connection's first `quickack` segments at once, and after a duplicate the
@@ -79,6 +81,8 @@ pub struct TcpParams {
     pub rto_estimator: RtoEstimator,
     /// A connection starts with the round-trip sample of its handshake (see `tcp`).
     pub handshake_rtt: bool,
+    /// Resending the oldest unacknowledged segment restarts the RTO (Linux).
+    pub resend_restarts_rto: bool,
     /// The kernel's clock tick for the sender's timers (0: exact), see [`TcpParams::timer_at`].
     pub timer_tick: Time,
 }
@@ -92,6 +96,20 @@ pub enum RtoEstimator {
     Rfc6298,
     /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`: SRTT + RTTVAR, where RTTVAR is the
     /// largest mean deviation (x4) of the last round trip and never below `rto_min`.
+    Linux,
+}
+
+/// How proportional rate reduction grows the flight back toward ssthresh once it is below it
+/// (`transport.prr_bound`; `tcp::Sender::prr_ack`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrrBound {
+    /// RFC 6937's slow start reduction bound: one segment more than was delivered, per ACK.
+    #[default]
+    Ssrb,
+    /// Linux's `tcp_cwnd_reduction` (since 5.19, as RFC 6937bis): as much as was delivered,
+    /// one more only on an ACK that advanced SND.UNA and found nothing newly lost; RecoverFS is
+    /// the window when recovery began.
     Linux,
 }
 
@@ -188,6 +206,7 @@ impl TcpParams {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
+            prr_bound: PrrBound::Ssrb,
             cubic: false,
             quickack: 0,
             push_ack: false,
@@ -195,6 +214,7 @@ impl TcpParams {
             tlp: false,
             rto_estimator: RtoEstimator::Rfc6298,
             handshake_rtt: false,
+            resend_restarts_rto: false,
             timer_tick: 0,
         }
     }

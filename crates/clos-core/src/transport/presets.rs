@@ -8,11 +8,14 @@
 //!   `TCP_DELACK_MIN` HZ/25 = 40 ms), `Documentation/networking/ip-sysctl.rst` (`tcp_rmem`'s
 //!   maximum up to 6 MB, `tcp_reordering` 3 adapting up to `tcp_max_reordering` 300, SACK on),
 //!   `net/ipv4/tcp_dctcp.c` (`dctcp_shift_g` 4: g = 1/16; `dctcp_alpha_on_init` 1024: alpha = 1),
-//!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2; `tcp_incr_quickack` and
+//!   `net/ipv4/tcp_input.c` (`tcp_cwnd_reduction`: PRR, since 3.2, with its own bound below
+//!   ssthresh since 5.19; `tcp_timeout_mark_lost`; `tcp_incr_quickack` and
 //!   `tcp_grow_window`, which ACK every segment while the receive window opens: measured on
 //!   Linux 6.18 between two network namespaces, a connection's first 21 segments were each
 //!   ACKed at once, docs/validation.md; `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf`, which ACK
 //!   a segment shorter than the MSS when the application reads it).
+//!   `net/ipv4/tcp_output.c` (`tcp_xmit_retransmit_queue` restarts the RTO when it resends the
+//!   first hole, in 2.6 as today).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
 //!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
 //!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
@@ -33,13 +36,13 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR with Linux's bound, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
         json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true,
-               "rto_estimator": "linux", "handshake_rtt": true, "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
+               "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true, "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
     }),
     ("htsim", "htsim's TcpSrc: NewReno without SACK, IW10, initial ssthresh 100 packets, RTO_min 250 ms, no delayed ACKs", || {
         json!({"initial_window": 10, "initial_ssthresh": "150KB", "rto_min": "250ms", "delayed_ack": 1, "sack": false,

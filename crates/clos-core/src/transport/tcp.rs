@@ -38,9 +38,10 @@
 
 use super::cubic::Cubic;
 use super::sack::RangeSet;
-use super::{DctcpLoss, RtoEstimator, TcpParams};
+use super::{DctcpLoss, PrrBound, RtoEstimator, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::{Time, PS_PER_S};
+use std::collections::VecDeque;
 
 /// Linux's least timeout for its RACK and loss-probe timers (`TCP_TIMEOUT_MIN_US`, 2 ms), added
 /// to each (`tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`). The kernel then rounds up to its
@@ -133,6 +134,9 @@ pub struct Sender {
     pub rack_at: Time,
     /// The least round trip sampled (RACK's reordering window is a quarter of it).
     min_rtt: Time,
+    /// The round trip of the latest ACK (Linux's `rack.rtt_us`): after a timeout, what was sent
+    /// more recently is not deemed lost yet.
+    rack_rtt: Time,
     /// When the tail loss probe is due (`transport.tlp`; 0: not armed).
     pub probe_at: Time,
     /// The probe's episode: `nxt` after it was sent (0: none), and when it was sent if it was a
@@ -142,15 +146,36 @@ pub struct Sender {
     pub stats: SenderStats,
 }
 
-/// The retransmissions that RACK watches (RFC 8985 §6.2 applies to retransmissions as to
-/// originals: one sent before a segment now delivered is lost).
+/// What RACK orders by send time (RFC 8985 §6.2 applies to retransmissions as to originals:
+/// one sent before a segment now delivered is lost), as Linux keeps each segment's send time.
 #[derive(Clone, Debug, Default)]
 struct RackLog {
-    /// Each retransmission still outstanding, in the order sent: its segment, and `nxt` when it
-    /// was sent (a segment at or above that was first sent after it).
-    sent: Vec<(u32, u32)>,
+    /// Each retransmission still outstanding, in the order sent.
+    sent: Vec<Resent>,
     /// Retransmissions found lost, to send again before any other hole, lowest first.
     lost: Vec<u32>,
+    /// When each segment from `first` up to `nxt` was first sent (originals leave in order).
+    first: u32,
+    originals: VecDeque<Time>,
+}
+
+impl RackLog {
+    /// Everything below `una` is acknowledged: its send times go.
+    #[inline]
+    fn acked(&mut self, una: u32) {
+        let n = (una.saturating_sub(self.first) as usize).min(self.originals.len());
+        self.originals.drain(..n);
+        self.first += n as u32;
+    }
+}
+
+/// A retransmission on its way.
+#[derive(Clone, Copy, Debug)]
+struct Resent {
+    seg: u32,
+    /// `nxt` when it was sent: a segment at or above that was first sent after it.
+    nxt: u32,
+    at: Time,
 }
 
 /// Linux's round-trip estimator (`tcp_rtt_estimator`): the mean deviation x4 (`mdev_us`), its
@@ -223,6 +248,7 @@ impl Sender {
             rack_at: 0,
             relost: 0,
             min_rtt: Time::MAX,
+            rack_rtt: 0,
             probe_at: 0,
             tlp_high: 0,
             tlp_resent_at: 0,
@@ -255,14 +281,30 @@ impl Sender {
     }
 
     /// Segments in flight (RFC 6675 pipe, counted in segments).
+    #[inline(always)]
     pub fn pipe(&self) -> u32 {
         let sacked = self.sacked.count_below(self.nxt);
         let lost_end = self.lost_limit.clamp(self.una, self.nxt);
         let lost = (lost_end - self.una) - self.sacked.count_below(lost_end);
         let rx_end = self.high_rxt.clamp(self.una, lost_end);
         let resent = (rx_end - self.una) - self.sacked.count_below(rx_end);
-        // A retransmission found lost again (RACK) is no longer in flight.
-        (self.nxt - self.una) - sacked - lost + resent - self.relost
+        let pipe = (self.nxt - self.una) - sacked - lost + resent;
+        match self.rack.as_deref() {
+            Some(r) if !(r.sent.is_empty() && r.lost.is_empty()) => self.rack_pipe(r, pipe, rx_end, lost_end),
+            _ => pipe,
+        }
+    }
+
+    /// RFC 6675's pipe counts a lost hole in flight once it is resent, below `rx_end`. RACK's
+    /// log knows better: a hole an earlier recovery resent (or a timeout left, sent too
+    /// recently to be lost) is in flight above `rx_end` too, and a retransmission found lost
+    /// again is not, wherever it lies.
+    #[cold]
+    #[inline(never)]
+    fn rack_pipe(&self, r: &RackLog, pipe: u32, rx_end: u32, lost_end: u32) -> u32 {
+        let ahead = r.sent.iter().filter(|x| (rx_end..lost_end).contains(&x.seg) && !self.sacked.contains(x.seg)).count();
+        let gone = r.lost.iter().filter(|&&s| !(lost_end > s && s >= rx_end)).count();
+        pipe + ahead as u32 - gone as u32
     }
 
     /// Current retransmission timeout (RFC 6298 §2, with exponential backoff, §5.5); under
@@ -394,6 +436,7 @@ impl Sender {
         self.rtt_sample(rtt, cum, p.rto_min);
         if p.rack {
             self.min_rtt = self.min_rtt.min(rtt);
+            self.rack_rtt = rtt;
         }
         // An ACK overtaken by a later one (sprayed ACKs reorder) still carries SACK news, but
         // only above `una`: blocks below it would be counted in pipe against acknowledged data.
@@ -432,6 +475,9 @@ impl Sender {
             delivered += cum - self.una;
             self.una = cum;
             delivered -= self.sacked.remove_below(cum);
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.acked(cum);
+            }
             if self.relost > 0 {
                 self.forget_delivered_relost();
             }
@@ -500,6 +546,7 @@ impl Sender {
         if p.rack {
             self.arm_rack(now, p);
         }
+        let marked = (self.lost_limit, self.relost);
         if self.recovery != Recovery::None {
             // RFC 8985's RACK in fast recovery, with the reordering window Linux gives it there
             // while the flow has seen no reordering (`tcp_rack_reo_wnd`: 0): a hole sent
@@ -512,10 +559,11 @@ impl Sender {
                 self.lost_limit = self.lost_limit.max(x);
             }
             if self.rack.is_some() {
-                self.rack_lost_retransmissions(rack);
+                self.rack_lost_retransmissions(now, rack);
             }
             if p.prr && self.recovery == Recovery::Fast && !self.eifel.is_some_and(|e| e.undone) {
-                self.prr_ack(delivered);
+                let newly_lost = self.relost > marked.1 || self.sacked.next_gap(marked.0.max(self.una)) < self.lost_limit.min(self.nxt);
+                self.prr_ack(delivered, advanced && !newly_lost, p);
             }
         }
         advanced
@@ -523,20 +571,31 @@ impl Sender {
 
     /// RFC 6937 §3, on every ACK in fast recovery: while the flight is above ssthresh, send in
     /// proportion to what was delivered (ssthresh / RecoverFS of it); below, grow back toward
-    /// ssthresh no faster than slow start (PRR-SSRB). The window is the flight plus what may be
-    /// sent now.
-    fn prr_ack(&mut self, delivered: u32) {
+    /// ssthresh no faster than slow start (PRR-SSRB: one more than was delivered). The window
+    /// is the flight plus what may be sent now. Linux's bound (`transport.prr_bound = "linux"`,
+    /// `tcp_cwnd_reduction`) sends no more than was delivered below ssthresh, one more only on an
+    /// ACK that advanced SND.UNA and found nothing newly lost (`grow`), takes the window at the
+    /// recovery's start for RecoverFS, leaves the window as it was on an ACK that delivered
+    /// nothing, and sends at least the first retransmission.
+    fn prr_ack(&mut self, delivered: u32, grow: bool, p: &TcpParams) {
+        let linux = p.prr_bound == PrrBound::Linux;
+        if linux && delivered == 0 {
+            return;
+        }
         self.prr_delivered += delivered;
         let pipe = self.pipe() as u64;
         let ssthresh = self.ssthresh / self.mss;
         let out = (self.nxt - self.prr_nxt) as u64 + (self.stats.retransmits - self.prr_retransmits);
         let done = self.prr_delivered as u64;
-        let sndcnt = if pipe > ssthresh {
+        let mut sndcnt = if pipe > ssthresh {
             (done * ssthresh).div_ceil(self.recover_fs.max(1) as u64).saturating_sub(out)
         } else {
-            let limit = done.saturating_sub(out).max(delivered as u64) + 1;
-            (ssthresh - pipe).min(limit)
+            let more = if linux { grow as u64 } else { 1 };
+            (ssthresh - pipe).min(done.saturating_sub(out).max(delivered as u64) + more)
         };
+        if linux && out == 0 {
+            sndcnt = sndcnt.max(1);
+        }
         self.cwnd = (pipe + sndcnt) * self.mss;
     }
 
@@ -589,13 +648,16 @@ impl Sender {
         reduced.max(2 * self.mss)
     }
 
-    /// RACK on this recovery's retransmissions: one is lost when a segment sent after it has
-    /// been delivered, a later retransmission or a segment first sent after it (the reordering
-    /// window is zero here, as for the holes; `mark` false once the flow has seen reordering).
-    /// It goes back to be sent again. One found lost that arrives after all is forgotten.
+    /// RACK on the retransmissions in recovery: one is lost when a segment sent after it has
+    /// been delivered, a later retransmission or a segment first sent after it, and so is every
+    /// original sent before a retransmission now delivered (the reordering window is zero here,
+    /// as for the holes; `mark` false once the flow has seen reordering). A lost retransmission
+    /// goes back to be sent again; one found lost that arrives after all is forgotten. As
+    /// Linux's `tcp_rack_advance`, a retransmission delivered sooner than the least round trip
+    /// after it was sent proves nothing: its original may be what arrived.
     #[cold]
     #[inline(never)]
-    fn rack_lost_retransmissions(&mut self, mark: bool) {
+    fn rack_lost_retransmissions(&mut self, now: Time, mark: bool) {
         self.forget_delivered_relost();
         if !mark {
             return;
@@ -603,19 +665,24 @@ impl Sender {
         let highest_sacked = self.sacked.nth_highest(1);
         let Some(r) = self.rack.as_deref_mut() else { return };
         let mut later_delivered = false;
+        let mut originals_lost = 0;
         for i in (0..r.sent.len()).rev() {
-            let (seg, nxt_then) = r.sent[i];
-            let delivered = seg < self.una || self.sacked.contains(seg);
+            let x = r.sent[i];
+            let delivered = x.seg < self.una || self.sacked.contains(x.seg);
             if delivered {
-                later_delivered = true;
                 r.sent.remove(i);
-            } else if later_delivered || highest_sacked.is_some_and(|h| h >= nxt_then) {
+                if now.saturating_sub(x.at) >= self.min_rtt {
+                    later_delivered = true;
+                    originals_lost = originals_lost.max(x.nxt);
+                }
+            } else if later_delivered || highest_sacked.is_some_and(|h| h >= x.nxt) {
                 r.sent.remove(i);
-                let at = r.lost.partition_point(|&x| x < seg);
-                r.lost.insert(at, seg);
+                let at = r.lost.partition_point(|&s| s < x.seg);
+                r.lost.insert(at, x.seg);
                 self.relost += 1;
             }
         }
+        self.lost_limit = self.lost_limit.max(originals_lost.min(self.nxt));
     }
 
     /// RFC 8985 §6.2 outside recovery: a hole below SACKed data (sent before it) is lost once
@@ -651,6 +718,11 @@ impl Sender {
         if let Some(x) = self.sacked.nth_highest(1) {
             self.lost_limit = self.lost_limit.max(x);
         }
+        // PRR as on an ACK that delivered one segment and marked losses (Linux's
+        // `tcp_rack_reo_timeout`): the recovery starts with one retransmission, not a burst.
+        if p.prr {
+            self.prr_ack(1, false, p);
+        }
         true
     }
 
@@ -682,8 +754,7 @@ impl Sender {
             return None;
         }
         let sent = if self.nxt < self.total && ((self.nxt - self.una) as u64 + 1) * self.mss <= self.rwnd {
-            self.nxt += 1;
-            (self.nxt - 1, false)
+            (self.send_new(now), false)
         } else {
             let mut seg = self.nxt - 1;
             while seg > self.una && self.sacked.contains(seg) {
@@ -718,10 +789,10 @@ impl Sender {
     /// The lowest retransmission RACK found lost again goes out once more.
     #[cold]
     #[inline(never)]
-    fn resend_relost(&mut self) -> u32 {
+    fn resend_relost(&mut self, now: Time) -> u32 {
         let r = self.rack.as_deref_mut().expect("relost counts RackLog::lost");
         let seg = r.lost.remove(0);
-        r.sent.push((seg, self.nxt));
+        r.sent.push(Resent { seg, nxt: self.nxt, at: now });
         self.relost -= 1;
         self.stats.retransmits += 1;
         seg
@@ -729,9 +800,9 @@ impl Sender {
 
     #[cold]
     #[inline(never)]
-    fn log_retransmission(&mut self, hole: u32) {
+    fn log_retransmission(&mut self, hole: u32, now: Time) {
         if let Some(r) = self.rack.as_deref_mut() {
-            r.sent.push((hole, self.nxt));
+            r.sent.push(Resent { seg: hole, nxt: self.nxt, at: now });
         }
     }
 
@@ -744,7 +815,7 @@ impl Sender {
             let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
             self.eifel = Some(Eifel { start: now, hole: self.una, sacked_above: sacked, cwnd, ssthresh, undone: false });
         }
-        self.enter_fast_recovery();
+        self.enter_fast_recovery(p);
     }
 
     /// Retransmissions found lost that arrived after all leave RACK's list (and pipe's count),
@@ -772,19 +843,23 @@ impl Sender {
     /// Linux's scoreboard marks a segment retransmitted until it is delivered or found lost,
     /// and a later recovery does not send it again.
     fn resent_earlier(&self, seg: u32) -> bool {
-        self.rack.as_deref().is_some_and(|r| r.sent.iter().any(|&(s, _)| s == seg))
+        self.rack.as_deref().is_some_and(|r| r.sent.iter().any(|x| x.seg == seg))
     }
 
-    fn enter_fast_recovery(&mut self) {
+    fn enter_fast_recovery(&mut self, p: &TcpParams) {
         self.stats.fast_recoveries += 1;
         self.probe_at = 0;
         self.tlp_high = 0;
+        let cwnd = self.cwnd;
         self.ssthresh = self.loss_ssthresh();
         self.cwnd = self.ssthresh;
         self.ca_credit = 0;
         self.recovery = Recovery::Fast;
         self.prr_delivered = 0;
-        self.recover_fs = self.nxt - self.una;
+        self.recover_fs = match p.prr_bound {
+            PrrBound::Ssrb => self.nxt - self.una,
+            PrrBound::Linux => (cwnd / self.mss) as u32,
+        };
         self.prr_nxt = self.nxt;
         self.prr_retransmits = self.stats.retransmits;
         self.recover = self.nxt;
@@ -806,8 +881,11 @@ impl Sender {
         }
     }
 
-    /// The retransmission timer expired.
-    pub fn on_timeout(&mut self) {
+    /// The retransmission timer expired at `now`: every hole is lost and resent from the first,
+    /// in slow start from one segment. With RACK, as Linux's `tcp_timeout_mark_lost`, a hole
+    /// sent (or resent) within the latest ACK's round trip is not lost yet, the first excepted:
+    /// it stays in flight until RACK finds it lost.
+    pub fn on_timeout(&mut self, now: Time) {
         if self.done() || !self.outstanding() {
             return;
         }
@@ -818,11 +896,6 @@ impl Sender {
         self.dupacks = 0;
         self.recovery = Recovery::Timeout;
         self.eifel = None;
-        // Every hole is lost and resent from here: RACK's log starts again.
-        if let Some(r) = self.rack.as_deref_mut() {
-            r.sent.clear();
-            r.lost.clear();
-        }
         self.relost = 0;
         self.rack_at = 0;
         self.probe_at = 0;
@@ -833,17 +906,29 @@ impl Sender {
         self.high_rxt = self.una;
         self.lost_limit = self.nxt;
         self.backoff += 1;
+        // RFC 6298 (5.4): the first hole goes out at once, whatever else is still in flight.
+        self.resend_first = true;
+        if let Some(r) = self.rack.as_deref_mut() {
+            let recent = now.saturating_sub(self.rack_rtt);
+            let una = self.una;
+            r.sent.retain(|x| x.at > recent && x.seg != una);
+            r.lost.clear();
+            let old = r.originals.partition_point(|&t| t <= recent) as u32;
+            self.lost_limit = (r.first + old).clamp(una + 1, self.nxt);
+        }
     }
 
-    /// The next segment the window allows: `(segment, is_retransmission)`. Call until `None`.
-    pub fn next_segment(&mut self) -> Option<(u32, bool)> {
+    /// The next segment the window allows at `now`: `(segment, is_retransmission)`. Call until
+    /// `None`.
+    #[inline]
+    pub fn next_segment(&mut self, now: Time) -> Option<(u32, bool)> {
         let forced = std::mem::take(&mut self.resend_first);
         if !forced && self.pipe() as u64 * self.mss >= self.cwnd {
             return None;
         }
         if self.recovery != Recovery::None {
             if self.relost > 0 {
-                return Some((self.resend_relost(), true));
+                return Some((self.resend_relost(now), true));
             }
             let mut hole = self.sacked.next_gap(self.high_rxt.max(self.una));
             if self.rack.is_some() {
@@ -853,7 +938,7 @@ impl Sender {
                 self.high_rxt = hole + 1;
                 self.stats.retransmits += 1;
                 if self.rack.is_some() {
-                    self.log_retransmission(hole);
+                    self.log_retransmission(hole, now);
                 }
                 return Some((hole, true));
             }
@@ -861,10 +946,19 @@ impl Sender {
         // New data only within the receiver's advertised window, counted from the oldest
         // unacknowledged segment (RFC 9293 3.8.6: SND.UNA + SND.WND).
         if self.nxt < self.total && ((self.nxt - self.una) as u64 + 1) * self.mss <= self.rwnd {
-            self.nxt += 1;
-            return Some((self.nxt - 1, false));
+            return Some((self.send_new(now), false));
         }
         None
+    }
+
+    /// The next new segment goes out at `now`.
+    #[inline]
+    fn send_new(&mut self, now: Time) -> u32 {
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.originals.push_back(now);
+        }
+        self.nxt += 1;
+        self.nxt - 1
     }
 }
 
@@ -919,7 +1013,12 @@ mod tests {
     }
 
     fn drain(s: &mut Sender) -> Vec<(u32, bool)> {
-        std::iter::from_fn(|| s.next_segment()).collect()
+        drain_at(s, 0)
+    }
+
+    /// What the window lets out at `now`.
+    fn drain_at(s: &mut Sender, now: Time) -> Vec<(u32, bool)> {
+        std::iter::from_fn(|| s.next_segment(now)).collect()
     }
 
     /// The retransmissions `drain` sends.
@@ -992,7 +1091,7 @@ mod tests {
         let p = params();
         let mut s = Sender::new(10_000, p.mss, &p);
         drain(&mut s);
-        s.on_timeout();
+        s.on_timeout(0);
         assert_eq!(s.cwnd, 1_000);
         assert_eq!(drain(&mut s), vec![(0, true)]);
         assert_eq!(s.rto(&p), 2_000, "backed off once");
@@ -1033,7 +1132,7 @@ mod tests {
             t.cwnd = 8_000;
             t.alpha = 0.25;
             drain(&mut t);
-            t.on_timeout();
+            t.on_timeout(0);
             assert_eq!((t.ssthresh, t.cwnd), (expect, 1_000), "{loss:?} timeout");
         }
     }
@@ -1084,7 +1183,7 @@ mod tests {
             let mut t = Sender::new(100_000, p.mss, &p);
             t.cwnd = 10_000;
             drain(&mut t);
-            t.on_timeout();
+            t.on_timeout(0);
             assert_eq!((t.ssthresh, t.cwnd), (expect, 1_000), "cubic {cubic} timeout");
         }
     }
@@ -1330,7 +1429,97 @@ mod tests {
         assert_eq!(s.stats.fast_recoveries, 0, "stale ACKs are not duplicates");
         assert_eq!(s.pipe(), 4, "segments 6..10 in flight");
         // The tail is lost: the timer resends it.
-        s.on_timeout();
+        s.on_timeout(0);
         assert_eq!(drain(&mut s), vec![(6, true)]);
+    }
+
+    /// By hand, RACK by send time (RFC 8985 §6.2, Linux's `tcp_rack_detect_loss`): a flow of
+    /// 10 segments, all out at 0; 2, 8 and 9 are lost. SACKs of 3..5 (a round trip of 100 each)
+    /// start recovery at 102, which resends 2. At 300 the ACK of 0..8 reports 2's copy
+    /// delivered: 8 and 9, first sent at 0, before that copy, are lost, and go out again. By
+    /// number nothing above 8 was SACKed, and they would wait for a timer. An ACK at 150,
+    /// 48 after the copy left, under the least round trip of 100, is the late original's (its
+    /// echo says 0), as Linux's `tcp_rack_advance` assumes without reading the echo: it proves
+    /// nothing.
+    #[test]
+    fn rack_deems_originals_sent_before_a_delivered_retransmission_lost() {
+        for (at, echo, expect) in [(300, 102, vec![8, 9]), (150, 0, vec![])] {
+            let (p, mut s) = ten_out(true);
+            for top in 4..=8 {
+                s.on_ack(98 + top as Time, 2, &[(3, top), (0, 0), (0, 0)], false, 0, &p);
+                if top == 6 {
+                    assert_eq!(drain_at(&mut s, 102), vec![(2, true)], "recovery at the third SACK");
+                }
+            }
+            assert_eq!(resent(&mut s), Vec::<u32>::new());
+            s.on_ack(at, 8, &NO_SACK, false, echo, &p);
+            assert_eq!(drain_at(&mut s, at).into_iter().map(|x| x.0).collect::<Vec<_>>(), expect, "ACK at {at}");
+        }
+    }
+
+    /// By hand, a timeout with RACK (Linux's `tcp_timeout_mark_lost`): 0..10 out at 0 under a
+    /// window of 10; at 100 the ACK of 0..4 (a round trip of 100) grows it to 12 and sends
+    /// 10..16. The RTO fires at 150: 4..10, sent at 0, are lost; 10..16, sent within the latest
+    /// round trip, are not yet, and stay in flight beside the resent 4 (pipe 7). Without RACK
+    /// all ten are lost, and only 4's copy is in flight.
+    #[test]
+    fn a_timeout_leaves_what_was_sent_within_a_round_trip_in_flight() {
+        for (rack, pipe) in [(true, 7), (false, 1)] {
+            let p = TcpParams { rack, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            s.cwnd = 10_000;
+            assert_eq!(drain(&mut s).len(), 10);
+            s.on_ack(100, 4, &NO_SACK, false, 0, &p);
+            assert_eq!(drain_at(&mut s, 100).len(), 6);
+            s.on_timeout(150);
+            assert_eq!(drain_at(&mut s, 150), vec![(4, true)], "rack {rack}");
+            assert_eq!(s.pipe(), pipe, "rack {rack}");
+        }
+    }
+
+    /// By hand, Linux's PRR (`transport.prr_bound = "linux"`, `tcp_cwnd_reduction`) on the
+    /// case of `prr_spreads_recovery_sends_over_the_acks`: 20 out, 0 lost, one SACK per ACK,
+    /// recovery at the third with 22 out and ssthresh 11. RecoverFS is the window then, 20, not
+    /// the flight, so PRR lets out ceil(11 x delivered / 20) less what it sent: the resent 0 at
+    /// the 3rd SACK, then one new segment at the 4th, 6th, 8th, 10th, 12th, 13th, 15th and 17th
+    /// (the flight is above ssthresh until the 19th, where it reaches 11 and nothing advanced
+    /// SND.UNA, so nothing more goes).
+    #[test]
+    fn linux_prr_takes_the_window_for_recoverfs() {
+        let p = TcpParams { prr: true, prr_bound: PrrBound::Linux, ..params() };
+        let mut s = Sender::new(1_000_000, p.mss, &p);
+        s.cwnd = 20_000;
+        assert_eq!(drain(&mut s).len(), 20);
+        let mut sent_after = Vec::new();
+        for k in 1..20u32 {
+            s.on_ack(10 + k as u64, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
+            sent_after.push(drain(&mut s).len());
+        }
+        assert_eq!(sent_after, [1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0]);
+        assert_eq!(s.pipe(), 11);
+    }
+
+    /// By hand, PRR below ssthresh: 20 out, 0..10 lost, 10, 11 and 12 SACKed one per ACK (the
+    /// first two each let a new segment out); the third starts recovery with 22 out, ssthresh
+    /// 11 and 0..10 lost (pipe 9). RFC 6937's slow start reduction bound lets out one more than
+    /// was delivered, up to ssthresh: 2 at the third SACK, 1 at the fourth (pipe 10) and 1 when
+    /// the copy of 0 arrives. Linux's bound (`tcp_cwnd_reduction`) lets out what was delivered,
+    /// 1 and 1, and one more only on the ACK that advances SND.UNA and finds nothing newly lost:
+    /// max(3 delivered - 2 sent, 1) + 1 = 2.
+    #[test]
+    fn linux_prr_adds_one_only_when_snd_una_advances_without_a_new_loss() {
+        for (bound, expect) in [(PrrBound::Ssrb, [2, 1, 1]), (PrrBound::Linux, [1, 1, 2])] {
+            let p = TcpParams { prr: true, prr_bound: bound, rack: true, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            s.cwnd = 20_000;
+            assert_eq!(drain(&mut s).len(), 20);
+            let mut sent = vec![];
+            for (now, cum, top) in [(100, 0, 11), (101, 0, 12), (102, 0, 13), (103, 0, 14), (200, 1, 14)] {
+                s.on_ack(now, cum, &[(10, top), (0, 0), (0, 0)], false, 0, &p);
+                sent.push(drain_at(&mut s, now).len());
+            }
+            assert_eq!(sent[..2], [1, 1], "{bound:?}: one or two SACKed, no recovery yet");
+            assert_eq!(sent[2..], expect, "{bound:?}");
+        }
     }
 }
