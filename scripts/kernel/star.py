@@ -25,6 +25,8 @@ the start of each kernel flow, as its sender called `connect`, goes into clos's 
 
 clos's hosts wait a random time before each packet (`host.jitter`, exponential), with the mean
 that `turnaround` measures on the kernel's hosts under load (`--jitter`; `0ns` to keep exact time),
+its links deliver each packet a random time late, as tbf's dequeue is (`topology.link_jitter`,
+`--link-jitter`, from the spread of departures measured at the switch),
 and `--tick kernel` makes their TCP timers fire on the running kernel's tick
 (`transport.timer_tick`, 1 / CONFIG_HZ; exact by default, docs/validation.md says why).
 
@@ -57,6 +59,12 @@ PORT = 5001
 # cores). clos's link delays carry the least (from the unloaded round trip), `host.jitter` the
 # rest.
 HOST_JITTER = "6us"
+# tbf sends each packet when its tokens allow, but the timer and softirq that dequeue it run a
+# little late: at the switch port toward the receiver, back-to-back packets left 110-132 us
+# apart (5th-95th percentile) around the 121 us a frame takes at 100 Mb/s. The difference of two
+# exponential delays of mean m spreads over +-2.3 m at those percentiles, so m is about 5 us
+# (clos's `topology.link_jitter`, `sim/jitter.rs`).
+LINK_JITTER = "5us"
 
 CLONE_NEWNET = 0x40000000
 SO_SNDBUFFORCE = 32  # root may exceed net.core.wmem_max, so a whole response is queued at once
@@ -225,25 +233,31 @@ class Star:
                 total[k] += int(out.get(k, 0))
         return total
 
-    def listen(self) -> socket.socket:
-        lst = self.socket_in(self.n)
+    def listen(self, i: int | None = None) -> socket.socket:
+        """A listening socket on host i (the receiver, host n, by default)."""
+        i = self.n if i is None else i
+        lst = self.socket_in(i)
         lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lst.bind((self.ip(self.n), PORT))
+        lst.bind((self.ip(i), PORT))
         lst.listen(1024)
         return lst
 
-    def connect(self, lst: socket.socket, i: int) -> tuple[socket.socket, socket.socket]:
-        """A fresh connection from host i to the receiver: (sender's end, receiver's end)."""
+    def connect(
+        self, lst: socket.socket, i: int, dst: int | None = None
+    ) -> tuple[socket.socket, socket.socket]:
+        """A fresh connection from host i to host `dst` (the receiver by default), which `lst`
+        listens on: (sender's end, receiver's end)."""
         c = self.socket_in(i)
         c.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20)
-        c.connect((self.ip(self.n), PORT))
+        c.connect((self.ip(self.n if dst is None else dst), PORT))
         r, _ = lst.accept()
         return c, r
 
-    def rtt(self) -> float:
-        """Median round trip of a one-byte exchange between h0 and the receiver, in seconds."""
-        with self.listen() as lst:
-            c, r = self.connect(lst, 0)
+    def rtt(self, dst: int | None = None) -> float:
+        """Median round trip of a one-byte exchange between h0 and host `dst` (the receiver by
+        default), in seconds."""
+        with self.listen(dst) as lst:
+            c, r = self.connect(lst, 0, dst)
             samples = []
             for _ in range(200):
                 t = time.monotonic()
@@ -263,17 +277,28 @@ def run_kernel(
     """Send each round's (sender, bytes) flows at once over fresh connections (opened before the
     round, so the handshake is not timed), or with `persistent` over one connection per sender
     opened before the first round and kept; the next round starts `gap` seconds after its last
-    flow ends. Returns the flows with their start and end times."""
+    flow ends. A third field delays a flow's start by that many seconds, a fourth names its
+    receiver (host n by default). Returns the flows with their start and end times."""
     for h in star.hosts[: star.n]:
         sh("nstat", "-n", ns=h)
     drops0 = star.drops()
     flows = []
     base = None
-    with star.listen() as lst:
+
+    def dst(f: tuple) -> int:
+        return f[3] if len(f) > 3 else star.n
+
+    receivers = sorted({dst(f) for round_ in rounds for f in round_})
+    listeners = {d: star.listen(d) for d in receivers}
+    try:
         senders = sorted({f[0] for round_ in rounds for f in round_})
+        lst = listeners[receivers[0]]
         kept = {i: star.connect(lst, i) for i in senders} if persistent else {}
         for r, round_ in enumerate(rounds):
-            pairs = [kept[f[0]] if persistent else star.connect(lst, f[0]) for f in round_]
+            pairs = [
+                kept[f[0]] if persistent else star.connect(listeners[dst(f)], f[0], dst(f))
+                for f in round_
+            ]
             sel = selectors.DefaultSelector()
             t0 = time.monotonic()
             base = t0 if base is None else base
@@ -325,6 +350,7 @@ def run_kernel(
                     {
                         "round": r,
                         "src": f[0],
+                        "dst": dst(f),
                         "bytes": f[1],
                         "start": starts[j] - base,
                         "end": ends[j] - base,
@@ -334,6 +360,9 @@ def run_kernel(
         for c, rx in kept.values():
             c.close()
             rx.close()
+    finally:
+        for lst in listeners.values():
+            lst.close()
     flows.sort(key=lambda f: (f["start"], f["src"]))
     return {"flows": flows, "drops": star.drops() - drops0, **star.counters()}
 
@@ -357,6 +386,7 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
                 "host_rate": a.rate_clos,
                 "fabric_rate": a.rate_clos,
                 "link_delay": f"{delay_ns}ns",
+                "link_jitter": a.link_jitter,
             },
             "switch": {"buffer": a.buffer},
             "host": {"qdisc": "fifo", "jitter": a.jitter},
@@ -628,6 +658,11 @@ def main() -> int:
     ap.add_argument("--no-rack", action="store_true", help="turn off RACK and TLP in the kernel")
     ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
     ap.add_argument(
+        "--link-jitter",
+        default=LINK_JITTER,
+        help="clos's topology.link_jitter (mean timing noise of a shaped port)",
+    )
+    ap.add_argument(
         "--tick",
         default="0ns",
         help="clos's transport.timer_tick; 'kernel' for the running kernel's 1 / CONFIG_HZ",
@@ -648,7 +683,7 @@ def main() -> int:
     a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     rack = "off" if a.no_rack else "on"
     print(
-        f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs, clos's host.jitter {a.jitter}, timer tick {a.tick}"
+        f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs, clos's host.jitter {a.jitter}, link_jitter {a.link_jitter}, timer tick {a.tick}"
     )
     if a.case == "turnaround":
         turnaround(a)

@@ -161,6 +161,11 @@ pub struct TopologySpec {
     pub fabric_rate: Option<Rate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_delay: Option<Duration>,
+    /// The mean of a random delay each packet takes beyond `link_delay`, drawn afresh per
+    /// packet (exponential; a link keeps its packets in order): the timing noise of software
+    /// switches and NICs (`sim/jitter.rs`). None: exact time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_jitter: Option<Duration>,
     /// `fabric_rate` as written, before defaults (to check it against `oversubscription`).
     #[serde(skip)]
     fabric_given: Option<Rate>,
@@ -902,6 +907,12 @@ impl TopologySpec {
             // Event times are picoseconds in 64 bits: delays of days would overflow them.
             return Err(bad("topology.link_delay", format!("{delay} is beyond the {MAX_DELAY} a link may take (datacenter links take microseconds)")));
         }
+        if let Some(j) = self.link_jitter.filter(|j| j.0 > MAX_DELAY.0 / 1000) {
+            return Err(bad(
+                "topology.link_jitter",
+                format!("a mean of {j} is beyond the {} a link's timing noise may take (software switches show microseconds)", Duration(MAX_DELAY.0 / 1000)),
+            ));
+        }
         self.build().map(|_| ())
     }
 
@@ -1028,6 +1039,8 @@ mod tests {
         // Times are 64-bit picoseconds: delays and timers of days would overflow them.
         let fat = r#"{"topology": {"kind": "fat_tree", "k": 4, "link_delay": "2s"}, "workload": {"kind": "shuffle", "bytes": 1}}"#;
         assert!(err(fat).starts_with("topology.link_delay: 2s is beyond the 1s"));
+        let noisy = r#"{"topology": {"kind": "fat_tree", "k": 4, "link_jitter": "5ms"}, "workload": {"kind": "shuffle", "bytes": 1}}"#;
+        assert!(err(noisy).starts_with("topology.link_jitter: a mean of 5ms is beyond the 1ms"), "{}", err(noisy));
         assert!(err(&OK.replacen('{', r#"{"transport": {"rto_max": "2000s"}, "#, 1)).starts_with("transport.rto_max: 2000s is beyond the 1000s"));
     }
 

@@ -88,6 +88,7 @@ pub struct World {
     pub trace: Option<Box<Trace>>,
     /// The hosts' software waits (`[host] jitter`, `jitter.rs`).
     jitter: Option<Box<jitter::Jitter>>,
+    link_jitter: Option<Box<jitter::LinkJitter>>,
     flows_done: usize,
     pub counters: Counters,
     /// Payload delivered per service per bin: `goodput_bins[service][bin]`.
@@ -239,6 +240,7 @@ impl World {
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+        let link_jitter = jitter::LinkJitter::new(s.topology.link_jitter.map(|d| d.0), topo.ports.len(), s.seed);
         let jitter = jitter::Jitter::new(s.host.jitter.map(|d| d.0), topo.n_hosts, s.seed);
         let mut flows = generated.flows;
         let mut ports = Ports::new(&topo, s.switch.buffer.0, s.switch.ecn_threshold.map(|b| b.0));
@@ -348,6 +350,7 @@ impl World {
             flow_drops: vec![0; n],
             trace: Trace::new(&s.output.trace),
             jitter,
+            link_jitter,
             flows_done: 0,
             counters: Counters::default(),
             // Sized for the whole run so that delivering never allocates.
@@ -424,8 +427,13 @@ impl World {
     /// nothing else is in play, else `Any`. Failures, the directory and the shim are fixed when
     /// the world is built, so a run keeps its shape.
     fn shape(&self) -> Known {
-        let plain =
-            self.faults.is_none() && self.directory.is_none() && self.shims.is_none() && !self.scheduled && self.trace.is_none() && self.jitter.is_none();
+        let plain = self.faults.is_none()
+            && self.directory.is_none()
+            && self.shims.is_none()
+            && !self.scheduled
+            && self.trace.is_none()
+            && self.jitter.is_none()
+            && self.link_jitter.is_none();
         if plain && !self.general_only {
             self.fwd.known()
         } else {
@@ -845,6 +853,10 @@ impl World {
                 if mark {
                     self.pool.get_mut(h).flags |= FLAG_CE;
                 }
+                let arrival = match (S::PLAIN, self.link_jitter.as_deref_mut()) {
+                    (false, Some(j)) => j.arrival(port, arrival),
+                    _ => arrival,
+                };
                 self.queue.schedule_arrival(arrival, to, h);
             }
         }
@@ -857,7 +869,7 @@ impl World {
         let class = self.service_class[self.flows[pkt.flow as usize].service as usize];
         match self.ports.offer(port, class, h, wire, pkt.has(crate::packet::FLAG_ECT), self.now) {
             Offered::Dropped => self.drop_packet(h, port),
-            Offered::Started(accepted) => self.depart(h, accepted),
+            Offered::Started(accepted) => self.depart(port, h, accepted),
             Offered::Waiting { drain_at } => {
                 if let Some(at) = drain_at {
                     self.queue.schedule(at, Event::PortDrain { port });
@@ -870,7 +882,7 @@ impl World {
     fn on_port_drain(&mut self, port: u32) {
         let (started, next) = self.ports.drain(port, self.now);
         if let Some((h, accepted)) = started {
-            self.depart(h, accepted);
+            self.depart(port, h, accepted);
         }
         if let Some(at) = next {
             self.queue.schedule(at, Event::PortDrain { port });
@@ -878,11 +890,15 @@ impl World {
     }
 
     /// A packet a scheduled port accepted leaves for the far end.
-    fn depart(&mut self, h: u32, accepted: Enqueued) {
+    fn depart(&mut self, port: u32, h: u32, accepted: Enqueued) {
         if let Enqueued::Accepted { arrival, to, mark, .. } = accepted {
             if mark {
                 self.pool.get_mut(h).flags |= FLAG_CE;
             }
+            let arrival = match self.link_jitter.as_deref_mut() {
+                Some(j) => j.arrival(port, arrival),
+                None => arrival,
+            };
             self.queue.schedule_arrival(arrival, to, h);
         }
     }

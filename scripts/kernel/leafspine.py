@@ -1,0 +1,318 @@
+"""clos beside the Linux kernel on a two-tier leaf-spine under the kernel's own ECMP (issue 41;
+docs/validation.md, "A leaf-spine under the kernel's ECMP"). Needs what `star.py` needs; elsewhere
+it says so in one line and exits 0.
+
+The kernel's side: one namespace per host, per leaf and per spine. A leaf is a Linux router whose
+hosts hang off a bridge (its address is their gateway); it reaches the other leaves' subnets over
+one multipath route with a next hop through every spine, hashed on the 5-tuple
+(`fib_multipath_hash_policy = 1`), so a flow's path is the kernel's ECMP choice. A spine routes
+each leaf's subnet down its one link. tbf shapes every link to the line rate in each direction,
+with the drop-tail buffer of `--buffer` bytes on every router port (the host's NIC as in
+`star.py`); offloads off, Reno, ECN off, `rto_min` on the hosts' routes, reverse-path filtering
+off (ECMP may bring a flow's ACKs back through another spine).
+
+The workload is a permutation across leaves: host k sends `--size` bytes to host
+k + hosts_per_leaf (mod all hosts), every flow started at once over a fresh connection. Each
+flow's goodput is its bytes over its completion time.
+
+clos's side: a leaf-spine of the same shape, rates and buffer, ECMP, link delays from the
+kernel's measured round trip across the fabric, Linux-like hosts (`transport.preset = "linux"`,
+`host.qdisc = "fifo"`, `host.jitter`, `topology.link_jitter` as in `star.py`), and the same flows at the kernel's start times, with the
+run's index as the seed (the kernel's hash differs from run to run with the ports it picks).
+
+    python3 scripts/kernel/leafspine.py --runs 5
+"""
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The harness's shared pieces (namespaces, sockets in them, a run of flows) are star.py's.
+from star import (
+    COUNTERS,
+    HOST_JITTER,
+    LINK_JITTER,
+    MSS,
+    PREFIX,
+    Star,
+    missing,
+    run_kernel,
+    sh,
+    size,
+    spread,
+)
+
+HOSTS_NET = "10.79"  # leaf i's hosts: 10.79.i.0/24, the leaf at .1
+LINKS_NET = "10.81"  # leaf i to spine j: 10.81.(i * spines + j).0/30, the leaf at .1
+
+
+class LeafSpine(Star):
+    """Hosts h0.. under leaves l0.., leaves under spines s0..; torn down on exit. Host k is on
+    leaf k // hosts_per_leaf. Every host sends and receives, so `n` counts them all."""
+
+    def __init__(
+        self, leaves: int, spines: int, per_leaf: int, rate: str, buffer: int, rto_min: str
+    ):
+        super().__init__(leaves * per_leaf, rate, buffer, rto_min, True)
+        self.leaves, self.spines, self.per_leaf = leaves, spines, per_leaf
+        self.hosts = [f"{PREFIX}h{i}" for i in range(self.n)]
+        self.leaf_ns = [f"{PREFIX}l{i}" for i in range(leaves)]
+        self.spine_ns = [f"{PREFIX}s{j}" for j in range(spines)]
+        # Router ports with a drop-tail buffer: (namespace, device).
+        self.ports: list[tuple[str, str]] = []
+
+    def ip(self, i: int) -> str:
+        return f"{HOSTS_NET}.{i // self.per_leaf}.{i % self.per_leaf + 2}"
+
+    def link(self, leaf: int, spine: int, end: int) -> str:
+        return f"{LINKS_NET}.{leaf * self.spines + spine}.{end}"
+
+    def router(self, ns: str) -> None:
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "set", "lo", "up", ns=ns)
+        for key, value in (
+            ("net.ipv4.ip_forward", "1"),
+            ("net.ipv4.fib_multipath_hash_policy", "1"),
+            ("net.ipv4.conf.all.rp_filter", "0"),
+            ("net.ipv4.conf.default.rp_filter", "0"),
+        ):
+            sh("sysctl", "-qw", f"{key}={value}", ns=ns)
+
+    def veth(self, a: str, a_dev: str, b: str, b_dev: str) -> None:
+        sh(
+            "ip",
+            "link",
+            "add",
+            a_dev,
+            "netns",
+            a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b_dev,
+            "netns",
+            b,
+        )
+        for ns, dev in ((a, a_dev), (b, b_dev)):
+            sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
+            sh("ip", "link", "set", dev, "up", ns=ns)
+
+    def __enter__(self) -> "LeafSpine":
+        self.teardown()
+        buffer = self.buffer * 1514 // 1538  # the same buffer in frames as clos's (star.py)
+        for ns in self.leaf_ns + self.spine_ns:
+            self.router(ns)
+        for i, leaf in enumerate(self.leaf_ns):
+            sh("ip", "link", "add", "br0", "type", "bridge", ns=leaf)
+            sh("ip", "addr", "add", f"{HOSTS_NET}.{i}.1/24", "dev", "br0", ns=leaf)
+            sh("ip", "link", "set", "br0", "up", ns=leaf)
+            for j, spine in enumerate(self.spine_ns):
+                self.veth(leaf, f"u{j}", spine, f"d{i}")
+                sh("ip", "addr", "add", f"{self.link(i, j, 1)}/30", "dev", f"u{j}", ns=leaf)
+                sh("ip", "addr", "add", f"{self.link(i, j, 2)}/30", "dev", f"d{i}", ns=spine)
+                self.ports += [(leaf, f"u{j}"), (spine, f"d{i}")]
+                sh(
+                    "ip",
+                    "route",
+                    "add",
+                    f"{HOSTS_NET}.{i}.0/24",
+                    "via",
+                    self.link(i, j, 1),
+                    ns=spine,
+                )
+        for i, leaf in enumerate(self.leaf_ns):
+            hops = [
+                ("nexthop", "via", self.link(i, j, 2), "dev", f"u{j}") for j in range(self.spines)
+            ]
+            for other in range(self.leaves):
+                if other != i:
+                    route = [w for hop in hops for w in hop]
+                    sh("ip", "route", "add", f"{HOSTS_NET}.{other}.0/24", *route, ns=leaf)
+        for k, h in enumerate(self.hosts):
+            leaf, i = self.leaf_ns[k // self.per_leaf], k // self.per_leaf
+            sh("ip", "netns", "add", h)
+            self.veth(h, "eth0", leaf, f"p{k}")
+            sh("ip", "link", "set", f"p{k}", "master", "br0", ns=leaf)
+            sh("ip", "link", "set", "lo", "up", ns=h)
+            sh("ip", "addr", "add", f"{self.ip(k)}/24", "dev", "eth0", ns=h)
+            sh(
+                "ip",
+                "route",
+                "replace",
+                f"{HOSTS_NET}.{i}.0/24",
+                "dev",
+                "eth0",
+                "rto_min",
+                self.rto_min,
+                ns=h,
+            )
+            sh(
+                "ip",
+                "route",
+                "add",
+                "default",
+                "via",
+                f"{HOSTS_NET}.{i}.1",
+                "rto_min",
+                self.rto_min,
+                ns=h,
+            )
+            self.tbf(h, "eth0", 1000 * 1514)
+            self.ports.append((leaf, f"p{k}"))
+            for key, value in (
+                ("net.ipv4.tcp_congestion_control", "reno"),
+                ("net.ipv4.tcp_ecn", "0"),
+                ("net.ipv4.tcp_no_metrics_save", "1"),
+            ):
+                sh("sysctl", "-qw", f"{key}={value}", ns=h)
+        for ns, dev in self.ports:
+            self.tbf(ns, dev, buffer)
+        return self
+
+    def drops(self) -> int:
+        total = 0
+        for ns, dev in self.ports:
+            out = sh("tc", "-s", "qdisc", "show", "dev", dev, ns=ns)
+            total += int(re.search(r"dropped (\d+)", out).group(1))
+        return total
+
+    def counters(self) -> dict[str, int]:
+        total = dict.fromkeys(COUNTERS, 0)
+        for h in self.hosts:
+            out = json.loads(sh("nstat", "-az", "--json", *COUNTERS, ns=h))["kernel"]
+            for k in COUNTERS:
+                total[k] += int(out.get(k, 0))
+        return total
+
+
+def permutation(net: LeafSpine) -> list[tuple[int, int]]:
+    """(sender, receiver) pairs: each host to the host one leaf over."""
+    return [(k, (k + net.per_leaf) % net.n) for k in range(net.n)]
+
+
+def run_clos(
+    net: LeafSpine, a: argparse.Namespace, rtt: float, flows: list[dict], seed: int
+) -> dict:
+    import clos
+
+    with tempfile.TemporaryDirectory() as d:
+        csv = Path(d) / "flows.csv"
+        rows = "".join(f"{f['src']},{f['dst']},{f['bytes']},{f['start']:.9f}\n" for f in flows)
+        csv.write_text("src,dst,bytes,start\n" + rows)
+        # Eight link traversals per round trip across the fabric.
+        delay_ns = max(1, round(rtt / 8 * 1e9))
+        scenario = {
+            "seed": seed,
+            "topology": {
+                "kind": "leaf_spine",
+                "leaves": net.leaves,
+                "spines": net.spines,
+                "hosts_per_leaf": net.per_leaf,
+                "host_rate": a.rate_clos,
+                "fabric_rate": a.rate_clos,
+                "link_delay": f"{delay_ns}ns",
+                "link_jitter": a.link_jitter,
+            },
+            "switch": {"buffer": a.buffer},
+            "routing": {"scheme": "ecmp"},
+            "host": {"qdisc": "fifo", "jitter": a.jitter},
+            "transport": {"preset": "linux", "rto_min": a.rto_min, "mss": MSS},
+            "workload": {"kind": "flows", "file": str(csv)},
+            "max_time": "3600s",
+        }
+        res = clos.run(scenario)
+    fl = res.flows.sort(["start_ps", "src"])
+    if not fl["finished"].all():
+        raise RuntimeError(f"clos left {(~fl['finished']).sum()} flows unfinished")
+    s = res.summary
+    return {
+        "starts": [x / 1e12 for x in fl["start_ps"].to_list()],
+        "ends": [x / 1e12 for x in fl["end_ps"].to_list()],
+        "drops": sum(t["drops"] for t in s["queueing"]["tiers"]),
+        "TcpExtTCPTimeouts": s["flows"]["timeouts"],
+    }
+
+
+def goodputs(flows: list[dict], starts: list[float], ends: list[float]) -> list[float]:
+    """Each flow's goodput, Mb/s."""
+    return sorted(
+        f["bytes"] * 8 / (e - s) / 1e6 for f, s, e in zip(flows, starts, ends, strict=True)
+    )
+
+
+def jain(x: list[float]) -> float:
+    return sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--leaves", type=int, default=2)
+    ap.add_argument("--spines", type=int, default=2)
+    ap.add_argument("--hosts-per-leaf", type=int, default=4)
+    ap.add_argument("--size", type=size, default="10MB", help="bytes per flow")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rate", default="100mbit", help="every link's rate (tc's units)")
+    ap.add_argument("--buffer", default="150KB", help="every router port's drop-tail buffer")
+    ap.add_argument("--rto-min", default="200ms")
+    ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter")
+    ap.add_argument("--link-jitter", default=LINK_JITTER, help="clos's topology.link_jitter")
+    a = ap.parse_args()
+    why = missing()
+    if why:
+        print(f"kernel comparison skipped: {why}")
+        return 0
+    a.buffer_bytes = size(a.buffer)
+    a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
+    print(
+        f"Linux {sh('uname', '-r').strip()}, {a.leaves} leaves x {a.spines} spines x {a.hosts_per_leaf} hosts, "
+        f"{a.rate} links, {a.buffer} port buffers, rto_min {a.rto_min}, {a.size:,} B per flow, {a.runs} runs"
+    )
+    kernel, ours = [], []
+    for run in range(a.runs):
+        with LeafSpine(
+            a.leaves, a.spines, a.hosts_per_leaf, a.rate, a.buffer_bytes, a.rto_min
+        ) as net:
+            rtt = net.rtt(a.hosts_per_leaf)
+            k = run_kernel(net, [[(s, a.size, 0.0, d) for s, d in permutation(net)]], 0.0)
+        k["starts"] = [f["start"] for f in k["flows"]]
+        k["ends"] = [f["end"] for f in k["flows"]]
+        ours.append(run_clos(net, a, rtt, k["flows"], seed=run + 1))
+        kernel.append(k)
+        g = goodputs(k["flows"], k["starts"], k["ends"])
+        c = goodputs(k["flows"], ours[-1]["starts"], ours[-1]["ends"])
+        print(
+            f"run {run + 1}: round trip {rtt * 1e6:.0f} us; goodputs Mb/s kernel "
+            f"{[round(x) for x in g]}, clos {[round(x) for x in c]}",
+            file=sys.stderr,
+        )
+    header = ("per-flow goodput", "kernel", "clos")
+    rows = []
+    for name, pick in (
+        ("least, Mb/s", lambda g: g[0]),
+        ("median, Mb/s", statistics.median),
+        ("most, Mb/s", lambda g: g[-1]),
+        ("Jain's index", jain),
+    ):
+        theirs = [pick(goodputs(k["flows"], k["starts"], k["ends"])) for k in kernel]
+        mine = [
+            pick(goodputs(k["flows"], c["starts"], c["ends"]))
+            for k, c in zip(kernel, ours, strict=True)
+        ]
+        rows.append((name, spread(theirs), spread(mine)))
+    for name, key in (("drops in a run", "drops"), ("timeouts in a run", "TcpExtTCPTimeouts")):
+        rows.append((name, spread([k[key] for k in kernel]), spread([c[key] for c in ours])))
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(map(str, row)) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
