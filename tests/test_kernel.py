@@ -44,7 +44,7 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel, persistent):
             "rto_min": "200ms",
             "jitter": star.HOST_JITTER,
             "link_jitter": star.LINK_JITTER,
-            "tick": "0ns",
+            "tick": star.kernel_tick(),
             "persistent": persistent,
         },
     )
@@ -94,7 +94,7 @@ def test_short_flows_beside_a_long_one_wait_as_long_in_both(kernel):
             "no_rack": False,
             "jitter": star.HOST_JITTER,
             "link_jitter": star.LINK_JITTER,
-            "tick": "0ns",
+            "tick": star.kernel_tick(),
             "persistent": False,
             "clos": None,
             "runs": 1,
@@ -131,6 +131,7 @@ def test_a_leaf_spine_under_the_kernels_ecmp_runs_at_the_line_rate_in_both(kerne
             "rto_min": "200ms",
             "jitter": star.HOST_JITTER,
             "link_jitter": star.LINK_JITTER,
+            "tick": star.kernel_tick(),
         },
     )
     with ls.LeafSpine(2, 2, 1, "100mbit", 150_000, "200ms") as net:

@@ -17,7 +17,8 @@ flow's goodput is its bytes over its completion time.
 
 clos's side: a leaf-spine of the same shape, rates and buffer, ECMP, link delays from the
 kernel's measured round trip across the fabric, Linux-like hosts (`transport.preset = "linux"`,
-`host.qdisc = "fifo"`, `host.jitter`, `topology.link_jitter` as in `star.py`), and the same flows at the kernel's start times, with the
+`host.qdisc = "fifo"`, `host.jitter`, `topology.link_jitter` and timers on the kernel's tick, as in
+`star.py`), and the same flows at the kernel's start times, with the
 run's index as the seed (the kernel's hash differs from run to run with the ports it picks).
 
     python3 scripts/kernel/leafspine.py --runs 5
@@ -40,6 +41,7 @@ from star import (
     MSS,
     PREFIX,
     Star,
+    kernel_tick,
     missing,
     run_kernel,
     sh,
@@ -222,7 +224,12 @@ def run_clos(
             "switch": {"buffer": a.buffer},
             "routing": {"scheme": "ecmp"},
             "host": {"qdisc": "fifo", "jitter": a.jitter},
-            "transport": {"preset": "linux", "rto_min": a.rto_min, "mss": MSS},
+            "transport": {
+                "preset": "linux",
+                "rto_min": a.rto_min,
+                "mss": MSS,
+                "timer_tick": a.tick,
+            },
             "workload": {"kind": "flows", "file": str(csv)},
             "max_time": "3600s",
         }
@@ -262,12 +269,18 @@ def main() -> int:
     ap.add_argument("--rto-min", default="200ms")
     ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter")
     ap.add_argument("--link-jitter", default=LINK_JITTER, help="clos's topology.link_jitter")
+    ap.add_argument(
+        "--tick",
+        default="kernel",
+        help="clos's transport.timer_tick: 'kernel' (1 / CONFIG_HZ), or a time ('0ns': exact)",
+    )
     a = ap.parse_args()
     why = missing()
     if why:
         print(f"kernel comparison skipped: {why}")
         return 0
     a.buffer_bytes = size(a.buffer)
+    a.tick = kernel_tick() if a.tick == "kernel" else a.tick
     a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     print(
         f"Linux {sh('uname', '-r').strip()}, {a.leaves} leaves x {a.spines} spines x {a.hosts_per_leaf} hosts, "

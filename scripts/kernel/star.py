@@ -27,8 +27,8 @@ clos's hosts wait a random time before each packet (`host.jitter`, exponential),
 that `turnaround` measures on the kernel's hosts under load (`--jitter`; `0ns` to keep exact time),
 its links deliver each packet a random time late, as tbf's dequeue is (`topology.link_jitter`,
 `--link-jitter`, from the spread of departures measured at the switch),
-and `--tick kernel` makes their TCP timers fire on the running kernel's tick
-(`transport.timer_tick`, 1 / CONFIG_HZ; exact by default, docs/validation.md says why).
+and their TCP timers fire on the running kernel's tick (`transport.timer_tick`, 1 / CONFIG_HZ;
+`--tick 0ns` for exact timers).
 
 Each row gives the kernel's median and range over the runs and clos's value, for the same
 scenario drawn once per run.
@@ -664,8 +664,8 @@ def main() -> int:
     )
     ap.add_argument(
         "--tick",
-        default="0ns",
-        help="clos's transport.timer_tick; 'kernel' for the running kernel's 1 / CONFIG_HZ",
+        default="kernel",
+        help="clos's transport.timer_tick: 'kernel' (the running kernel's 1 / CONFIG_HZ), or a time ('0ns': exact)",
     )
     ap.add_argument(
         "--clos",
