@@ -2,6 +2,7 @@
 Linux kernel"): runs where root, network namespaces and the tools are there, and says why it
 skipped elsewhere."""
 
+import argparse
 import importlib.util
 import subprocess
 import sys
@@ -14,6 +15,25 @@ spec = importlib.util.spec_from_file_location("kernel_star", SCRIPT)
 star = importlib.util.module_from_spec(spec)
 sys.modules["kernel_star"] = star
 spec.loader.exec_module(star)
+
+
+def options(**more):
+    """star.py's options as its command line leaves them (100 Mb/s, 150 KB, `rto_min` 200 ms,
+    the testbed's timing), with `more` on top."""
+    fields = {
+        "rate": "100mbit",
+        "rate_clos": "100Mbps",
+        "buffer": "150KB",
+        "buffer_bytes": 150_000,
+        "rto_min": "200ms",
+        "no_rack": False,
+        "jitter": star.HOST_JITTER,
+        "link_jitter": star.LINK_JITTER,
+        "tick": star.kernel_tick(),
+        "persistent": False,
+        "clos": None,
+    }
+    return argparse.Namespace(**{**fields, **more})
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +55,7 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel, persistent):
     with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
         rtt = s.rtt()
         k = kernel.run_kernel(s, rounds, 0.01, persistent)
-    args = type(
-        "A",
-        (),
-        {
-            "rate_clos": "100Mbps",
-            "buffer": "150KB",
-            "rto_min": "200ms",
-            "jitter": star.HOST_JITTER,
-            "link_jitter": star.LINK_JITTER,
-            "tick": star.kernel_tick(),
-            "persistent": persistent,
-        },
-    )
+    args = options(persistent=persistent)
     c = kernel.run_clos(2, args, rtt, k["flows"])
     starts = [f["start"] for f in k["flows"]]
     ours = kernel.rounds_of(k["flows"], c["starts"], c["ends"])
@@ -82,29 +90,7 @@ def test_short_flows_beside_a_long_one_wait_as_long_in_both(kernel):
     # apart. A short flow waits behind the queue the long one keeps at the port, so the median
     # short flow's completion time is the same in both within 15% (the full run: within 2%;
     # docs/validation.md, "Short flows beside a long one").
-    args = type(
-        "A",
-        (),
-        {
-            "rate": "100mbit",
-            "rate_clos": "100Mbps",
-            "buffer": "150KB",
-            "buffer_bytes": 150_000,
-            "rto_min": "200ms",
-            "no_rack": False,
-            "jitter": star.HOST_JITTER,
-            "link_jitter": star.LINK_JITTER,
-            "tick": star.kernel_tick(),
-            "persistent": False,
-            "clos": None,
-            "runs": 1,
-            "size": 3_000_000,
-            "short": 20_000,
-            "every": 0.01,
-            "senders": 2,
-            "gap": 0.01,
-        },
-    )
+    args = options(runs=1, size=3_000_000, short=20_000, every=0.01, senders=2, gap=0.01)
     rows = {r[0]: r for r in kernel.short(args)}
     theirs = float(rows["p50"][1].split()[0])
     ours = float(rows["p50"][2])
@@ -122,18 +108,7 @@ def test_a_leaf_spine_under_the_kernels_ecmp_runs_at_the_line_rate_in_both(kerne
     )
     ls = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ls)
-    args = type(
-        "A",
-        (),
-        {
-            "rate_clos": "100Mbps",
-            "buffer": "150KB",
-            "rto_min": "200ms",
-            "jitter": star.HOST_JITTER,
-            "link_jitter": star.LINK_JITTER,
-            "tick": star.kernel_tick(),
-        },
-    )
+    args = options()
     with ls.LeafSpine(2, 2, 1, "100mbit", 150_000, "200ms") as net:
         rtt = net.rtt(1)
         k = kernel.run_kernel(net, [[(s, 2_000_000, 0.0, d) for s, d in ls.permutation(net)]], 0.0)

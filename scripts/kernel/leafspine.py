@@ -29,24 +29,23 @@ import json
 import re
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# The harness's shared pieces (namespaces, sockets in them, a run of flows) are star.py's.
+# The harness's shared pieces (namespaces, sockets in them, a run of flows, clos's side of a run,
+# the options) are star.py's.
 from star import (
     COUNTERS,
-    HOST_JITTER,
-    LINK_JITTER,
-    MSS,
     PREFIX,
     Star,
-    kernel_tick,
-    missing,
+    clos_run,
+    print_table,
+    ready,
     run_kernel,
     sh,
     size,
     spread,
+    testbed_args,
 )
 
 HOSTS_NET = "10.79"  # leaf i's hosts: 10.79.i.0/24, the leaf at .1
@@ -85,26 +84,6 @@ class LeafSpine(Star):
         ):
             sh("sysctl", "-qw", f"{key}={value}", ns=ns)
 
-    def veth(self, a: str, a_dev: str, b: str, b_dev: str) -> None:
-        sh(
-            "ip",
-            "link",
-            "add",
-            a_dev,
-            "netns",
-            a,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            b_dev,
-            "netns",
-            b,
-        )
-        for ns, dev in ((a, a_dev), (b, b_dev)):
-            sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
-            sh("ip", "link", "set", dev, "up", ns=ns)
-
     def __enter__(self) -> "LeafSpine":
         self.teardown()
         buffer = self.buffer * 1514 // 1538  # the same buffer in frames as clos's (star.py)
@@ -136,43 +115,10 @@ class LeafSpine(Star):
                 if other != i:
                     route = [w for hop in hops for w in hop]
                     sh("ip", "route", "add", f"{HOSTS_NET}.{other}.0/24", *route, ns=leaf)
-        for k, h in enumerate(self.hosts):
-            leaf, i = self.leaf_ns[k // self.per_leaf], k // self.per_leaf
-            sh("ip", "netns", "add", h)
-            self.veth(h, "eth0", leaf, f"p{k}")
-            sh("ip", "link", "set", f"p{k}", "master", "br0", ns=leaf)
-            sh("ip", "link", "set", "lo", "up", ns=h)
-            sh("ip", "addr", "add", f"{self.ip(k)}/24", "dev", "eth0", ns=h)
-            sh(
-                "ip",
-                "route",
-                "replace",
-                f"{HOSTS_NET}.{i}.0/24",
-                "dev",
-                "eth0",
-                "rto_min",
-                self.rto_min,
-                ns=h,
-            )
-            sh(
-                "ip",
-                "route",
-                "add",
-                "default",
-                "via",
-                f"{HOSTS_NET}.{i}.1",
-                "rto_min",
-                self.rto_min,
-                ns=h,
-            )
-            self.tbf(h, "eth0", 1000 * 1514)
-            self.ports.append((leaf, f"p{k}"))
-            for key, value in (
-                ("net.ipv4.tcp_congestion_control", "reno"),
-                ("net.ipv4.tcp_ecn", "0"),
-                ("net.ipv4.tcp_no_metrics_save", "1"),
-            ):
-                sh("sysctl", "-qw", f"{key}={value}", ns=h)
+        for k in range(self.n):
+            i = k // self.per_leaf
+            self.host(k, self.leaf_ns[i], f"{HOSTS_NET}.{i}.0/24", f"{HOSTS_NET}.{i}.1")
+            self.ports.append((self.leaf_ns[i], f"p{k}"))
         for ns, dev in self.ports:
             self.tbf(ns, dev, buffer)
         return self
@@ -201,49 +147,16 @@ def permutation(net: LeafSpine) -> list[tuple[int, int]]:
 def run_clos(
     net: LeafSpine, a: argparse.Namespace, rtt: float, flows: list[dict], seed: int
 ) -> dict:
-    import clos
-
-    with tempfile.TemporaryDirectory() as d:
-        csv = Path(d) / "flows.csv"
-        rows = "".join(f"{f['src']},{f['dst']},{f['bytes']},{f['start']:.9f}\n" for f in flows)
-        csv.write_text("src,dst,bytes,start\n" + rows)
-        # Eight link traversals per round trip across the fabric.
-        delay_ns = max(1, round(rtt / 8 * 1e9))
-        scenario = {
-            "seed": seed,
-            "topology": {
-                "kind": "leaf_spine",
-                "leaves": net.leaves,
-                "spines": net.spines,
-                "hosts_per_leaf": net.per_leaf,
-                "host_rate": a.rate_clos,
-                "fabric_rate": a.rate_clos,
-                "link_delay": f"{delay_ns}ns",
-                "link_jitter": a.link_jitter,
-            },
-            "switch": {"buffer": a.buffer},
-            "routing": {"scheme": "ecmp"},
-            "host": {"qdisc": "fifo", "jitter": a.jitter},
-            "transport": {
-                "preset": "linux",
-                "rto_min": a.rto_min,
-                "mss": MSS,
-                "timer_tick": a.tick,
-            },
-            "workload": {"kind": "flows", "file": str(csv)},
-            "max_time": "3600s",
-        }
-        res = clos.run(scenario)
-    fl = res.flows.sort(["start_ps", "src"])
-    if not fl["finished"].all():
-        raise RuntimeError(f"clos left {(~fl['finished']).sum()} flows unfinished")
-    s = res.summary
-    return {
-        "starts": [x / 1e12 for x in fl["start_ps"].to_list()],
-        "ends": [x / 1e12 for x in fl["end_ps"].to_list()],
-        "drops": sum(t["drops"] for t in s["queueing"]["tiers"]),
-        "TcpExtTCPTimeouts": s["flows"]["timeouts"],
+    """The leaf-spine in clos: the same shape under ECMP, link delays from the kernel's round
+    trip across the fabric (eight link traversals), seeded per run."""
+    fabric = {
+        "kind": "leaf_spine",
+        "leaves": net.leaves,
+        "spines": net.spines,
+        "hosts_per_leaf": net.per_leaf,
+        "link_delay": f"{max(1, round(rtt / 8 * 1e9))}ns",
     }
+    return clos_run(a, fabric, flows, seed=seed, routing={"scheme": "ecmp"})
 
 
 def goodputs(flows: list[dict], starts: list[float], ends: list[float]) -> list[float]:
@@ -264,24 +177,10 @@ def main() -> int:
     ap.add_argument("--hosts-per-leaf", type=int, default=4)
     ap.add_argument("--size", type=size, default="10MB", help="bytes per flow")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--rate", default="100mbit", help="every link's rate (tc's units)")
-    ap.add_argument("--buffer", default="150KB", help="every router port's drop-tail buffer")
-    ap.add_argument("--rto-min", default="200ms")
-    ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter")
-    ap.add_argument("--link-jitter", default=LINK_JITTER, help="clos's topology.link_jitter")
-    ap.add_argument(
-        "--tick",
-        default="kernel",
-        help="clos's transport.timer_tick: 'kernel' (1 / CONFIG_HZ), or a time ('0ns': exact)",
-    )
+    testbed_args(ap)
     a = ap.parse_args()
-    why = missing()
-    if why:
-        print(f"kernel comparison skipped: {why}")
+    if not ready(a):
         return 0
-    a.buffer_bytes = size(a.buffer)
-    a.tick = kernel_tick() if a.tick == "kernel" else a.tick
-    a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     print(
         f"Linux {sh('uname', '-r').strip()}, {a.leaves} leaves x {a.spines} spines x {a.hosts_per_leaf} hosts, "
         f"{a.rate} links, {a.buffer} port buffers, rto_min {a.rto_min}, {a.size:,} B per flow, {a.runs} runs"
@@ -320,10 +219,7 @@ def main() -> int:
         rows.append((name, spread(theirs), spread(mine)))
     for name, key in (("drops in a run", "drops"), ("timeouts in a run", "TcpExtTCPTimeouts")):
         rows.append((name, spread([k[key] for k in kernel]), spread([c[key] for c in ours])))
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(map(str, row)) + " |")
+    print_table(header, rows)
     return 0
 
 

@@ -129,54 +129,57 @@ class Star:
         sh("ip", "netns", "add", self.sw)
         sh("ip", "link", "add", "br0", "type", "bridge", ns=self.sw)
         sh("ip", "link", "set", "br0", "up", ns=self.sw)
-        for i, h in enumerate(self.hosts):
-            sh("ip", "netns", "add", h)
-            sh(
-                "ip",
-                "link",
-                "add",
-                "eth0",
-                "netns",
-                h,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                f"p{i}",
-                "netns",
-                self.sw,
-            )
-            sh("ip", "link", "set", f"p{i}", "master", "br0", ns=self.sw)
-            for ns, dev in ((h, "eth0"), (self.sw, f"p{i}")):
-                sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
-                sh("ip", "link", "set", dev, "up", ns=ns)
-            sh("ip", "link", "set", "lo", "up", ns=h)
-            sh("ip", "addr", "add", f"{self.ip(i)}/24", "dev", "eth0", ns=h)
-            # The route carries rto_min; the NIC's queue is 1,000 packets, as txqueuelen.
-            sh(
-                "ip",
-                "route",
-                "replace",
-                f"{NET}.0/24",
-                "dev",
-                "eth0",
-                "rto_min",
-                self.rto_min,
-                ns=h,
-            )
-            self.tbf(h, "eth0", 1000 * 1514)
+        for i in range(len(self.hosts)):
+            self.host(i, self.sw, f"{NET}.0/24")
             # tbf counts a full frame as 1,514 B, clos as the 1,538 B it takes on the wire
             # (preamble, FCS, gap): the same buffer in frames.
             self.tbf(self.sw, f"p{i}", self.buffer * 1514 // 1538)
-            for key, value in (
-                ("net.ipv4.tcp_congestion_control", "reno"),
-                ("net.ipv4.tcp_ecn", "0"),
-                ("net.ipv4.tcp_recovery", "1" if self.rack else "0"),
-                ("net.ipv4.tcp_early_retrans", "3" if self.rack else "0"),
-                ("net.ipv4.tcp_no_metrics_save", "1"),
-            ):
-                sh("sysctl", "-qw", f"{key}={value}", ns=h)
         return self
+
+    def veth(self, a: str, a_dev: str, b: str, b_dev: str) -> None:
+        """A link: a veth pair from `a_dev` in namespace `a` to `b_dev` in `b`, offloads off."""
+        sh(
+            "ip",
+            "link",
+            "add",
+            a_dev,
+            "netns",
+            a,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b_dev,
+            "netns",
+            b,
+        )
+        for ns, dev in ((a, a_dev), (b, b_dev)):
+            sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
+            sh("ip", "link", "set", dev, "up", ns=ns)
+
+    def host(self, i: int, switch: str, subnet: str, gateway: str | None = None) -> None:
+        """Host i: its namespace, its NIC (eth0, shaped, a queue of 1,000 packets as txqueuelen)
+        on port p{i} of the bridge in `switch`, its address, `rto_min` on its routes (to
+        `subnet`, and through `gateway` to the rest), and Reno without ECN."""
+        h = self.hosts[i]
+        sh("ip", "netns", "add", h)
+        self.veth(h, "eth0", switch, f"p{i}")
+        sh("ip", "link", "set", f"p{i}", "master", "br0", ns=switch)
+        sh("ip", "link", "set", "lo", "up", ns=h)
+        sh("ip", "addr", "add", f"{self.ip(i)}/24", "dev", "eth0", ns=h)
+        sh("ip", "route", "replace", subnet, "dev", "eth0", "rto_min", self.rto_min, ns=h)
+        if gateway:
+            route = ("default", "via", gateway, "rto_min", self.rto_min)
+            sh("ip", "route", "add", *route, ns=h)
+        self.tbf(h, "eth0", 1000 * 1514)
+        for key, value in (
+            ("net.ipv4.tcp_congestion_control", "reno"),
+            ("net.ipv4.tcp_ecn", "0"),
+            ("net.ipv4.tcp_recovery", "1" if self.rack else "0"),
+            ("net.ipv4.tcp_early_retrans", "3" if self.rack else "0"),
+            ("net.ipv4.tcp_no_metrics_save", "1"),
+        ):
+            sh("sysctl", "-qw", f"{key}={value}", ns=h)
 
     def tbf(self, ns: str, dev: str, limit: int) -> None:
         # burst: two frames, the least tbf takes at these rates without throttling below them.
@@ -367,25 +370,26 @@ def run_kernel(
     return {"flows": flows, "drops": star.drops() - drops0, **star.counters()}
 
 
-def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]) -> dict:
+def clos_run(a: argparse.Namespace, topology: dict, flows: list[dict], **fields) -> dict:
+    """Run `flows` (the kernel's: src, dst, bytes, start) in clos on `topology` with the
+    testbed's hosts: the `linux` preset, FIFO NICs with TSQ, the hosts' and links' timing noise,
+    timers on the tick, and `--clos` overrides. `fields` are further top-level or table entries
+    (`routing`, `seed`, `workload`). Returns each flow's start and end (in the kernel's order:
+    sorted by start and sender, clos's starts being the kernel's to the nanosecond), the drops at
+    the tiers `drops_at` names (every tier if none), and the timeouts."""
     import clos
 
+    drops_at = fields.pop("drops_at", None)
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "flows.csv"
-        rows = "".join(f"{f['src']},{n},{f['bytes']},{f['start']:.9f}\n" for f in kernel_flows)
+        rows = "".join(f"{f['src']},{f['dst']},{f['bytes']},{f['start']:.9f}\n" for f in flows)
         csv.write_text("src,dst,bytes,start\n" + rows)
-        # Four link traversals per round trip; the kernel's also holds its software path.
-        delay_ns = max(1, round(rtt / 4 * 1e9))
         scenario = {
             "seed": 1,
             "topology": {
-                "kind": "leaf_spine",
-                "leaves": 1,
-                "spines": 1,
-                "hosts_per_leaf": n + 1,
+                **topology,
                 "host_rate": a.rate_clos,
                 "fabric_rate": a.rate_clos,
-                "link_delay": f"{delay_ns}ns",
                 "link_jitter": a.link_jitter,
             },
             "switch": {"buffer": a.buffer},
@@ -396,13 +400,10 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
                 "mss": MSS,
                 "timer_tick": a.tick,
             },
-            "workload": {
-                "kind": "flows",
-                "file": str(csv),
-                "connections": "persistent" if a.persistent else "fresh",
-            },
             "max_time": "3600s",
+            **fields,
         }
+        scenario["workload"] = {"kind": "flows", "file": str(csv), **scenario.get("workload", {})}
         for override in getattr(a, "clos", None) or []:
             key, value = override.split("=", 1)
             *tables, field = key.split(".")
@@ -414,20 +415,28 @@ def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]
             except json.JSONDecodeError:
                 table[field] = value  # "10ms", "fifo"
         res = clos.run(scenario)
-    # clos's flows in the kernel's order: the kernel's are sorted by (start, src), and clos's
-    # starts are the kernel's to the nanosecond.
     fl = res.flows.sort(["start_ps", "src"])
     if not fl["finished"].all():
         raise RuntimeError(f"clos left {(~fl['finished']).sum()} flows unfinished")
     s = res.summary
-    drops = next(t["drops"] for t in s["queueing"]["tiers"] if t["tier"] == "tor_down")
+    tiers = s["queueing"]["tiers"]
     return {
         "starts": [x / 1e12 for x in fl["start_ps"].to_list()],
         "ends": [x / 1e12 for x in fl["end_ps"].to_list()],
-        "drops": drops,
+        "drops": sum(t["drops"] for t in tiers if drops_at in (None, t["tier"])),
         "TcpRetransSegs": s["flows"]["retransmits"],
         "TcpExtTCPTimeouts": s["flows"]["timeouts"],
     }
+
+
+def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]) -> dict:
+    """The star in clos: a leaf of n + 1 hosts, link delays from the kernel's round trip (four
+    link traversals; the kernel's also holds its software path), drops at the receiver's port."""
+    star = {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": n + 1}
+    star["link_delay"] = f"{max(1, round(rtt / 4 * 1e9))}ns"
+    flows = [{**f, "dst": n} for f in kernel_flows]
+    connections = "persistent" if a.persistent else "fresh"
+    return clos_run(a, star, flows, workload={"connections": connections}, drops_at="tor_down")
 
 
 def rounds_of(flows: list[dict], starts: list[float], ends: list[float]) -> list[float]:
@@ -619,6 +628,46 @@ def turnaround(a: argparse.Namespace) -> None:
     )
 
 
+def testbed_args(ap: argparse.ArgumentParser) -> None:
+    """The options both testbeds take: rates, buffers, `rto_min`, and clos's timing."""
+    # 100 Mb/s: through the namespaces' software path a packet costs about 18 us of CPU (sender,
+    # bridge, receiver, its ACK), so 1 Gb/s saturates two cores and serialises a round's starts.
+    ap.add_argument("--rate", default="100mbit", help="every link's rate (tc's units)")
+    ap.add_argument("--buffer", default="150KB", help="every switch port's drop-tail buffer")
+    ap.add_argument("--rto-min", default="200ms")
+    ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
+    ap.add_argument(
+        "--link-jitter",
+        default=LINK_JITTER,
+        help="clos's topology.link_jitter (mean timing noise of a shaped port)",
+    )
+    ap.add_argument(
+        "--tick",
+        default="kernel",
+        help="clos's transport.timer_tick: 'kernel' (the running kernel's 1 / CONFIG_HZ), or a time ('0ns': exact)",
+    )
+
+
+def ready(a: argparse.Namespace) -> bool:
+    """Whether the kernel side can run here (else say why in one line); completes `a`."""
+    why = missing()
+    if why:
+        print(f"kernel comparison skipped: {why}")
+        return False
+    a.buffer_bytes = size(a.buffer)
+    a.tick = kernel_tick() if a.tick == "kernel" else a.tick
+    a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
+    return True
+
+
+def print_table(header: tuple, rows: list[tuple]) -> None:
+    """A Markdown table, as docs/validation.md shows it."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(map(str, row)) + " |")
+
+
 def first_share(starts: list[float], ends: list[float]) -> float:
     """When the first flow finished, as a share of the round (the last flow's finish)."""
     t0 = min(starts)
@@ -650,23 +699,8 @@ def main() -> int:
         action="store_true",
         help="incast: one connection per responder kept across rounds (clos: connections)",
     )
-    # 100 Mb/s: through the namespaces' software path a packet costs about 18 us of CPU (sender,
-    # bridge, receiver, its ACK), so 1 Gb/s saturates two cores and serialises a round's starts.
-    ap.add_argument("--rate", default="100mbit", help="line rate (tc's units)")
-    ap.add_argument("--buffer", default="150KB", help="the switch port's drop-tail buffer")
-    ap.add_argument("--rto-min", default="200ms")
     ap.add_argument("--no-rack", action="store_true", help="turn off RACK and TLP in the kernel")
-    ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
-    ap.add_argument(
-        "--link-jitter",
-        default=LINK_JITTER,
-        help="clos's topology.link_jitter (mean timing noise of a shaped port)",
-    )
-    ap.add_argument(
-        "--tick",
-        default="kernel",
-        help="clos's transport.timer_tick: 'kernel' (the running kernel's 1 / CONFIG_HZ), or a time ('0ns': exact)",
-    )
+    testbed_args(ap)
     ap.add_argument(
         "--clos",
         action="append",
@@ -674,13 +708,8 @@ def main() -> int:
         help="set a field of clos's scenario, for ablations (transport.tlp=false); repeatable",
     )
     a = ap.parse_args()
-    why = missing()
-    if why:
-        print(f"kernel comparison skipped: {why}")
+    if not ready(a):
         return 0
-    a.buffer_bytes = size(a.buffer)
-    a.tick = kernel_tick() if a.tick == "kernel" else a.tick
-    a.rate_clos = a.rate.replace("gbit", "Gbps").replace("mbit", "Mbps")
     rack = "off" if a.no_rack else "on"
     print(
         f"Linux {sh('uname', '-r').strip()}, {a.rate}, {a.buffer} port buffer, rto_min {a.rto_min}, RACK-TLP {rack}, {a.runs} runs, clos's host.jitter {a.jitter}, link_jitter {a.link_jitter}, timer tick {a.tick}"
@@ -722,10 +751,7 @@ def main() -> int:
             "RTT us",
         )
         rows = long(a)
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(map(str, row)) + " |")
+    print_table(header, rows)
     return 0
 
 

@@ -1029,10 +1029,16 @@ mod tests {
     /// Segments 0..10 sent under a window of 10, with or without RACK.
     fn ten_out(rack: bool) -> (TcpParams, Sender) {
         let p = TcpParams { rack, ..params() };
-        let mut s = Sender::new(10_000, p.mss, &p);
-        s.cwnd = 10_000;
-        assert_eq!(drain(&mut s).len(), 10);
+        let s = window_out(&p, 10_000, 10);
         (p, s)
+    }
+
+    /// A flow of `bytes` with its first `window` segments out at 0.
+    fn window_out(p: &TcpParams, bytes: u64, window: u32) -> Sender {
+        let mut s = Sender::new(bytes, p.mss, p);
+        s.cwnd = window as u64 * p.mss as u64;
+        assert_eq!(drain(&mut s).len(), window as usize);
+        s
     }
 
     const NO_SACK: SackBlocks = [(0, 0); 3];
@@ -1050,9 +1056,7 @@ mod tests {
     #[test]
     fn three_dupacks_retransmit_the_hole_once_and_halve_the_window() {
         let p = params();
-        let mut s = Sender::new(100_000, p.mss, &p);
-        s.cwnd = 8_000;
-        assert_eq!(drain(&mut s).len(), 8);
+        let mut s = window_out(&p, 100_000, 8);
         // Segment 0 lost; 1, 2, 3 arrive and are SACKed.
         for k in 1..=3u32 {
             s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
@@ -1074,9 +1078,7 @@ mod tests {
     #[test]
     fn without_sack_a_partial_ack_resends_the_next_hole() {
         let p = TcpParams { sack: false, ..params() };
-        let mut s = Sender::new(100_000, p.mss, &p);
-        s.cwnd = 8_000;
-        assert_eq!(drain(&mut s).len(), 8);
+        let mut s = window_out(&p, 100_000, 8);
         for k in 1..=3u32 {
             s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
         }
@@ -1152,9 +1154,7 @@ mod tests {
         let rfc6675 = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
         for (on, expect) in [(true, prr), (false, rfc6675)] {
             let p = TcpParams { prr: on, ..params() };
-            let mut s = Sender::new(1_000_000, p.mss, &p);
-            s.cwnd = 20_000;
-            assert_eq!(drain(&mut s).len(), 20);
+            let mut s = window_out(&p, 1_000_000, 20);
             let mut sent_after = Vec::new();
             for k in 1..20u32 {
                 s.on_ack(10 + k as u64, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
@@ -1173,9 +1173,7 @@ mod tests {
     fn cubic_cuts_the_window_to_beta() {
         for (cubic, expect) in [(true, 7_000), (false, 5_000)] {
             let p = TcpParams { cubic, ..params() };
-            let mut s = Sender::new(100_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let mut s = window_out(&p, 100_000, 10);
             for k in 1..=3u32 {
                 s.on_ack(10, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
             }
@@ -1231,9 +1229,7 @@ mod tests {
     fn a_real_loss_after_an_undone_retransmission_is_repaired_in_recovery() {
         let mut p = params();
         p.adaptive_dupthresh = Some(64);
-        let mut s = Sender::new(100_000, p.mss, &p);
-        s.cwnd = 10_000;
-        assert_eq!(drain(&mut s).len(), 10);
+        let mut s = window_out(&p, 100_000, 10);
         for k in 1..=3u32 {
             s.on_ack(100, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
         }
@@ -1351,9 +1347,7 @@ mod tests {
     fn a_tail_loss_probe_resends_the_last_segment_two_round_trips_on() {
         for lost in [true, false] {
             let p = TcpParams { tlp: true, rto_min: 3 * TIMEOUT_MIN, rto_max: 10 * TIMEOUT_MIN, ..params() };
-            let mut s = Sender::new(10_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let mut s = window_out(&p, 10_000, 10);
             s.on_ack(100, 8, &NO_SACK, false, 0, &p);
             let rto_at = 100 + s.rto(&p);
             assert_eq!(s.arm_probe(100, rto_at, &p), 100 + 2 * 100 + TIMEOUT_MIN);
@@ -1466,9 +1460,7 @@ mod tests {
     fn a_timeout_leaves_what_was_sent_within_a_round_trip_in_flight() {
         for (rack, pipe) in [(true, 7), (false, 1)] {
             let p = TcpParams { rack, ..params() };
-            let mut s = Sender::new(100_000, p.mss, &p);
-            s.cwnd = 10_000;
-            assert_eq!(drain(&mut s).len(), 10);
+            let mut s = window_out(&p, 100_000, 10);
             s.on_ack(100, 4, &NO_SACK, false, 0, &p);
             assert_eq!(drain_at(&mut s, 100).len(), 6);
             s.on_timeout(150);
@@ -1487,9 +1479,7 @@ mod tests {
     #[test]
     fn linux_prr_takes_the_window_for_recoverfs() {
         let p = TcpParams { prr: true, prr_bound: PrrBound::Linux, ..params() };
-        let mut s = Sender::new(1_000_000, p.mss, &p);
-        s.cwnd = 20_000;
-        assert_eq!(drain(&mut s).len(), 20);
+        let mut s = window_out(&p, 1_000_000, 20);
         let mut sent_after = Vec::new();
         for k in 1..20u32 {
             s.on_ack(10 + k as u64, 0, &[(1, 1 + k), (0, 0), (0, 0)], false, 0, &p);
@@ -1510,9 +1500,7 @@ mod tests {
     fn linux_prr_adds_one_only_when_snd_una_advances_without_a_new_loss() {
         for (bound, expect) in [(PrrBound::Ssrb, [2, 1, 1]), (PrrBound::Linux, [1, 1, 2])] {
             let p = TcpParams { prr: true, prr_bound: bound, rack: true, ..params() };
-            let mut s = Sender::new(100_000, p.mss, &p);
-            s.cwnd = 20_000;
-            assert_eq!(drain(&mut s).len(), 20);
+            let mut s = window_out(&p, 100_000, 20);
             let mut sent = vec![];
             for (now, cum, top) in [(100, 0, 11), (101, 0, 12), (102, 0, 13), (103, 0, 14), (200, 1, 14)] {
                 s.on_ack(now, cum, &[(10, top), (0, 0), (0, 0)], false, 0, &p);
