@@ -32,6 +32,7 @@ def options(**more):
         "tick": star.kernel_tick(),
         "persistent": False,
         "clos": None,
+        "cc": "reno",
     }
     return argparse.Namespace(**{**fields, **more})
 
@@ -64,6 +65,24 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel, persistent):
     for o, t in zip(ours, theirs, strict=True):
         assert 0.009 < t < 0.0125, t
         assert abs(o - t) / t < 0.1, (o, t)
+
+
+def test_both_sides_are_saved_as_results_clos_compare_reads(kernel, tmp_path):
+    # `--out`: a run's kernel side and clos side as results folders; `clos compare` reads both,
+    # and each has the two flows, finished, with no drops.
+    from clos.compare import load_runs
+    from clos.key_numbers import number
+
+    with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
+        rtt = s.rtt()
+        k = kernel.run_kernel(s, [[(0, 64_000), (1, 64_000)]], 0.01)
+    args = options(out=tmp_path)
+    kernel.save_both(args, "incast-2-run1", k, kernel.run_clos(2, args, rtt, k["flows"]))
+    runs = load_runs([tmp_path / "incast-2-run1" / side for side in ("kernel", "clos")])
+    for run in runs.values():
+        assert number(run.get("flows", "finished")) == 2 and run.flows.height == 2
+        assert number(run.get("packets", "dropped")) == 0
+        assert 0.004 < number(run.get("flows", "fct_p50_s")) < 0.0125
 
 
 def test_the_kernel_acks_a_connections_first_segments_at_once(kernel):

@@ -8,8 +8,8 @@ one multipath route with a next hop through every spine, hashed on the 5-tuple
 (`fib_multipath_hash_policy = 1`), so a flow's path is the kernel's ECMP choice. A spine routes
 each leaf's subnet down its one link. tbf shapes every link to the line rate in each direction,
 with the drop-tail buffer of `--buffer` bytes on every router port (the host's NIC as in
-`star.py`); offloads off, Reno, ECN off, `rto_min` on the hosts' routes, reverse-path filtering
-off (ECMP may bring a flow's ACKs back through another spine).
+`star.py`); offloads off, Reno (or `--cc cubic`), ECN off, `rto_min` on the hosts' routes,
+reverse-path filtering off (ECMP may bring a flow's ACKs back through another spine).
 
 The workload is a permutation across leaves: host k sends `--size` bytes to host
 k + hosts_per_leaf (mod all hosts), every flow started at once over a fresh connection. Each
@@ -42,6 +42,7 @@ from star import (
     print_table,
     ready,
     run_kernel,
+    save_both,
     sh,
     size,
     spread,
@@ -57,9 +58,16 @@ class LeafSpine(Star):
     leaf k // hosts_per_leaf. Every host sends and receives, so `n` counts them all."""
 
     def __init__(
-        self, leaves: int, spines: int, per_leaf: int, rate: str, buffer: int, rto_min: str
+        self,
+        leaves: int,
+        spines: int,
+        per_leaf: int,
+        rate: str,
+        buffer: int,
+        rto_min: str,
+        cc: str = "reno",
     ):
-        super().__init__(leaves * per_leaf, rate, buffer, rto_min, True)
+        super().__init__(leaves * per_leaf, rate, buffer, rto_min, True, cc)
         self.leaves, self.spines, self.per_leaf = leaves, spines, per_leaf
         self.hosts = [f"{PREFIX}h{i}" for i in range(self.n)]
         self.leaf_ns = [f"{PREFIX}l{i}" for i in range(leaves)]
@@ -187,15 +195,16 @@ def main() -> int:
     )
     kernel, ours = [], []
     for run in range(a.runs):
-        with LeafSpine(
-            a.leaves, a.spines, a.hosts_per_leaf, a.rate, a.buffer_bytes, a.rto_min
-        ) as net:
+        shape = (a.leaves, a.spines, a.hosts_per_leaf)
+        with LeafSpine(*shape, a.rate, a.buffer_bytes, a.rto_min, a.cc) as net:
             rtt = net.rtt(a.hosts_per_leaf)
             k = run_kernel(net, [[(s, a.size, 0.0, d) for s, d in permutation(net)]], 0.0)
         k["starts"] = [f["start"] for f in k["flows"]]
         k["ends"] = [f["end"] for f in k["flows"]]
+        k["rtt"] = rtt
         ours.append(run_clos(net, a, rtt, k["flows"], seed=run + 1))
         kernel.append(k)
+        save_both(a, f"leafspine-run{run + 1}", k, ours[-1])
         g = goodputs(k["flows"], k["starts"], k["ends"])
         c = goodputs(k["flows"], ours[-1]["starts"], ours[-1]["ends"])
         print(

@@ -6,13 +6,13 @@ The kernel's side: one namespace per host and one for the switch, a Linux bridge
 pair per host with segmentation and receive offloads off. tbf shapes every link to the line rate:
 on each host's egress (the NIC, with a queue of 1,000 packets that Linux's TCP small queues keep
 short) and on each switch port toward a host (its drop-tail buffer, `--buffer` bytes). The hosts
-run Reno with the kernel's own loss recovery (RACK-TLP unless `--no-rack`), ECN off, and
-`rto_min` set on their routes. One process drives every host through sockets made in their
-namespaces: each round's responses go out over fresh connections (or, with `--persistent`,
-over one connection per responder kept across rounds), queued whole within microseconds of each
-other, and end when the receiver reads the sender's FIN (or the response's last byte); the
-harness reads retransmissions
-and timeouts from `nstat` and the receiver's port drops from `tc -s`.
+run Reno (or `--cc cubic`, clos's `transport.kind = "cubic"`) with the kernel's own loss
+recovery (RACK-TLP unless `--no-rack`), ECN off, and `rto_min` set on their routes. One process
+drives every host through sockets made in their namespaces: each round's responses go out over
+fresh connections (or, with `--persistent`, over one connection per responder kept across
+rounds), queued whole within microseconds of each other, and end when the receiver reads the
+sender's FIN (or the response's last byte); the harness reads retransmissions and timeouts from
+`nstat` and the receiver's port drops from `tc -s`.
 
 clos's side: the same star (a leaf of N + 1 hosts), rates, buffer, `rto_min`, and link delays
 from the kernel's measured round-trip time, Linux-like hosts (`transport.preset = "linux"`,
@@ -115,9 +115,11 @@ def sh(*cmd: str, ns: str | None = None, check: bool = True) -> str:
 class Star:
     """Hosts h0..h{n} under one bridge; h{n} receives. Torn down on exit, even after an error."""
 
-    def __init__(self, senders: int, rate: str, buffer: int, rto_min: str, rack: bool):
+    def __init__(
+        self, senders: int, rate: str, buffer: int, rto_min: str, rack: bool, cc: str = "reno"
+    ):
         self.n = senders
-        self.rate, self.buffer, self.rto_min, self.rack = rate, buffer, rto_min, rack
+        self.rate, self.buffer, self.rto_min, self.rack, self.cc = rate, buffer, rto_min, rack, cc
         self.sw = f"{PREFIX}sw"
         self.hosts = [f"{PREFIX}h{i}" for i in range(senders + 1)]
 
@@ -160,7 +162,9 @@ class Star:
     def host(self, i: int, switch: str, subnet: str, gateway: str | None = None) -> None:
         """Host i: its namespace, its NIC (eth0, shaped, a queue of 1,000 packets as txqueuelen)
         on port p{i} of the bridge in `switch`, its address, `rto_min` on its routes (to
-        `subnet`, and through `gateway` to the rest), and Reno without ECN."""
+        `subnet`, and through `gateway` to the rest), Reno by default, ECN off (a namespace may
+        default only to what `tcp_allowed_congestion_control` lists; each socket asks for
+        `cc` itself, which root may, `socket_in`)."""
         h = self.hosts[i]
         sh("ip", "netns", "add", h)
         self.veth(h, "eth0", switch, f"p{i}")
@@ -222,6 +226,7 @@ class Star:
             os.close(here)
             os.close(there)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
         return sock
 
     def drops(self) -> int:
@@ -396,6 +401,7 @@ def clos_run(a: argparse.Namespace, topology: dict, flows: list[dict], **fields)
             "host": {"qdisc": "fifo", "jitter": a.jitter},
             "transport": {
                 "preset": "linux",
+                "kind": {"reno": "tcp", "cubic": "cubic"}[a.cc],
                 "rto_min": a.rto_min,
                 "mss": MSS,
                 "timer_tick": a.tick,
@@ -426,7 +432,58 @@ def clos_run(a: argparse.Namespace, topology: dict, flows: list[dict], **fields)
         "drops": sum(t["drops"] for t in tiers if drops_at in (None, t["tier"])),
         "TcpRetransSegs": s["flows"]["retransmits"],
         "TcpExtTCPTimeouts": s["flows"]["timeouts"],
+        "results": res,
     }
+
+
+def save_both(a: argparse.Namespace, label: str, kernel: dict, ours: dict) -> None:
+    """With `--out`, one run's two sides as results folders that `clos compare` reads:
+    `<out>/<label>/clos` (clos's own) and `<out>/<label>/kernel`: the kernel's flows
+    (`flows.parquet`: src, dst, bytes, start_ps, end_ps, finished, fct_ps) and a `summary.json`
+    with the same keys as clos's where the kernel measures them (flow count, FCT mean and
+    nearest-rank percentiles, retransmissions and timeouts from `nstat`, drops from `tc -s`),
+    and its counters and round trip under `kernel`."""
+    if not getattr(a, "out", None):
+        return
+    import polars as pl
+
+    folder = Path(a.out) / label
+    ours["results"].save(folder / "clos")
+    flows = pl.DataFrame(
+        {
+            "id": range(len(kernel["flows"])),
+            "src": [f["src"] for f in kernel["flows"]],
+            "dst": [f["dst"] for f in kernel["flows"]],
+            "bytes": [f["bytes"] for f in kernel["flows"]],
+            "start_ps": [round(f["start"] * 1e12) for f in kernel["flows"]],
+            "end_ps": [round(f["end"] * 1e12) for f in kernel["flows"]],
+        }
+    ).with_columns(
+        pl.lit(True).alias("finished"), (pl.col("end_ps") - pl.col("start_ps")).alias("fct_ps")
+    )
+    fct = sorted(flows["fct_ps"].to_list())
+
+    def rank(q: float) -> float:
+        return fct[min(len(fct) - 1, max(0, int(-(-q * len(fct) // 1)) - 1))] / 1e12
+
+    summary = {
+        "scenario": {"name": f"{label} (Linux {sh('uname', '-r').strip()})"},
+        "flows": {
+            "count": flows.height,
+            "finished": flows.height,
+            "fct_mean_s": sum(fct) / len(fct) / 1e12,
+            "fct_p50_s": rank(0.5),
+            "fct_p99_s": rank(0.99),
+            "fct_p999_s": rank(0.999),
+            "retransmits": kernel["TcpRetransSegs"],
+            "timeouts": kernel["TcpExtTCPTimeouts"],
+        },
+        "packets": {"dropped": kernel["drops"]},
+        "kernel": {k: v for k, v in kernel.items() if k not in ("flows", "starts", "ends")},
+    }
+    (folder / "kernel").mkdir(parents=True, exist_ok=True)
+    flows.write_parquet(folder / "kernel" / "flows.parquet")
+    (folder / "kernel" / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
 def run_clos(n: int, a: argparse.Namespace, rtt: float, kernel_flows: list[dict]) -> dict:
@@ -458,13 +515,16 @@ def both(
     """`a.runs` runs of the same rounds in the kernel and in clos: each side's results (with
     their flows' `starts` and `ends`, in the kernel's order), and the last measured round trip."""
     kernel, ours = [], []
-    for _ in range(a.runs):
-        with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star:
+    for run in range(a.runs):
+        with Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack, a.cc) as star:
             rtt = star.rtt()
             k = run_kernel(star, rounds, a.gap, a.persistent)
         ours.append(run_clos(n, a, rtt, k["flows"]))
         k["starts"], k["ends"] = [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
+        k["rtt"] = rtt
         kernel.append(k)
+        if getattr(a, "out", None):
+            save_both(a, f"{a.case}-{n}-run{run + 1}", k, ours[-1])
     return kernel, ours, rtt
 
 
@@ -569,7 +629,7 @@ def turnaround(a: argparse.Namespace) -> None:
         return
     n = 8
     with (
-        Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack) as star,
+        Star(n, a.rate, a.buffer_bytes, a.rto_min, not a.no_rack, a.cc) as star,
         tempfile.TemporaryDirectory() as d,
     ):
         pcap = Path(d) / "switch.pcap"
@@ -635,11 +695,25 @@ def testbed_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--rate", default="100mbit", help="every link's rate (tc's units)")
     ap.add_argument("--buffer", default="150KB", help="every switch port's drop-tail buffer")
     ap.add_argument("--rto-min", default="200ms")
+    # DCTCP would need ECN marking at the switch (red) and tcp_dctcp: neither is in every kernel
+    # build (this machine's has neither), so the testbeds offer the two every build has.
+    ap.add_argument(
+        "--cc",
+        choices=("reno", "cubic"),
+        default="reno",
+        help="the hosts' congestion control, in the kernel and in clos (transport.kind)",
+    )
     ap.add_argument("--jitter", default=HOST_JITTER, help="clos's host.jitter (mean software wait)")
     ap.add_argument(
         "--link-jitter",
         default=LINK_JITTER,
         help="clos's topology.link_jitter (mean timing noise of a shaped port)",
+    )
+    ap.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write each run's two sides as results folders (DIR/<case>-<n>-run<k>/kernel and "
+        "clos) for `clos compare`",
     )
     ap.add_argument(
         "--tick",
@@ -651,6 +725,9 @@ def testbed_args(ap: argparse.ArgumentParser) -> None:
 def ready(a: argparse.Namespace) -> bool:
     """Whether the kernel side can run here (else say why in one line); completes `a`."""
     why = missing()
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    if not why and a.cc not in available.read_text().split():
+        why = f"this kernel has no {a.cc} (tcp_available_congestion_control)"
     if why:
         print(f"kernel comparison skipped: {why}")
         return False
