@@ -368,6 +368,10 @@ pub struct TransportSpec {
     /// what was delivered, one more only on an ACK that advanced SND.UNA without a new loss;
     /// `transport/tcp.rs`).
     pub prr_bound: PrrBound,
+    /// Linux's hybrid slow start (HyStart, `transport/hystart.rs`): with `kind = "cubic"`, slow
+    /// start ends at the first ACK train longer than half the least round trip, or a round trip
+    /// grown by 4-16 ms, once the window is 16 segments.
+    pub hystart: bool,
     /// ACK each of a connection's first `quickack` data segments at once, whatever
     /// `delayed_ack` says, and the next 16 after a duplicate segment (Linux's quickack mode).
     pub quickack: u32,
@@ -425,6 +429,7 @@ impl Default for TransportSpec {
             dctcp_loss: DctcpLoss::Halve,
             prr: false,
             prr_bound: PrrBound::Ssrb,
+            hystart: false,
             quickack: 0,
             push_ack: false,
             rack: false,
@@ -780,6 +785,7 @@ impl Scenario {
             dctcp_loss: t.dctcp_loss,
             prr: t.prr,
             prr_bound: t.prr_bound,
+            hystart: t.hystart,
             cubic: t.kind == Kind::Cubic,
             quickack: t.quickack,
             push_ack: t.push_ack,

@@ -2,6 +2,7 @@
 //! simulator drives. Sequence numbers count segments of `mss` bytes (the last may be shorter).
 
 pub mod cubic;
+pub mod hystart;
 pub mod presets;
 pub mod receiver;
 pub mod reorder_shim;
@@ -67,6 +68,8 @@ pub struct TcpParams {
     pub prr_bound: PrrBound,
     /// CUBIC congestion avoidance and decrease (`transport.kind = "cubic"`) instead of Reno's.
     pub cubic: bool,
+    /// Linux's hybrid slow start with CUBIC (`hystart.rs`).
+    pub hystart: bool,
     /// ACK each of a connection's first `quickack` segments at once, and after a duplicate the
     /// next `receiver::MAX_QUICKACKS` (Linux's quickack mode; 0: off).
     pub quickack: u32,
@@ -208,6 +211,7 @@ impl TcpParams {
             prr: false,
             prr_bound: PrrBound::Ssrb,
             cubic: false,
+            hystart: false,
             quickack: 0,
             push_ack: false,
             rack: false,

@@ -37,6 +37,7 @@
 //! reordering extent just observed, as RR-TCP and Linux's tcp_reordering do), up to the cap.
 
 use super::cubic::Cubic;
+use super::hystart::HyStart;
 use super::sack::RangeSet;
 use super::{DctcpLoss, PrrBound, RtoEstimator, TcpParams};
 use crate::packet::SackBlocks;
@@ -112,6 +113,8 @@ pub struct Sender {
     loss_by_alpha: bool,
     /// CUBIC's state (`transport.kind = "cubic"`); `None`: Reno's increase and decrease.
     cubic: Option<Box<Cubic>>,
+    /// Linux's hybrid slow start (`transport.hystart` with CUBIC); `None`: off.
+    hystart: Option<Box<HyStart>>,
     /// Proportional rate reduction (RFC 6937) in this recovery: segments delivered since it
     /// began, the flight when it began (RecoverFS), and `nxt` and the retransmissions then (what
     /// it has sent since, prr_out, is read from them rather than counted at every send).
@@ -238,6 +241,7 @@ impl Sender {
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
             cubic: p.cubic.then(Box::default),
+            hystart: (p.cubic && p.hystart).then(Box::default),
             prr_delivered: 0,
             recover_fs: 0,
             prr_nxt: 0,
@@ -410,6 +414,7 @@ impl Sender {
         self.min_rtt = prev.min_rtt;
         self.alpha = prev.alpha;
         self.cubic.clone_from(&prev.cubic);
+        self.hystart.clone_from(&prev.hystart);
         self.ssthresh = prev.ssthresh;
         self.cwnd = prev.cwnd;
         let rto = prev.rto(p);
@@ -485,6 +490,9 @@ impl Sender {
             self.backoff = 0;
             self.high_rxt = self.high_rxt.max(cum);
             self.lost_limit = self.lost_limit.max(cum);
+            if self.hystart.is_some() {
+                self.hystart_ack(now, rtt);
+            }
             if p.dctcp_g.is_some() {
                 self.obs_acked += acked;
                 if ece {
@@ -597,6 +605,21 @@ impl Sender {
             sndcnt = sndcnt.max(1);
         }
         self.cwnd = (pipe + sndcnt) * self.mss;
+    }
+
+    /// HyStart on an ACK that advanced SND.UNA in slow start: where it finds the path full,
+    /// slow start ends at the current window.
+    #[cold]
+    #[inline(never)]
+    fn hystart_ack(&mut self, now: Time, rtt: Time) {
+        let rate = self.pacing_rate();
+        let (una, nxt, cwnd) = (self.una, self.nxt, self.cwnd / self.mss);
+        let slow_start = self.cwnd < self.ssthresh;
+        if let Some(h) = self.hystart.as_deref_mut() {
+            if slow_start && h.on_ack(now, rtt, una, nxt, cwnd, rate) {
+                self.ssthresh = self.cwnd;
+            }
+        }
     }
 
     fn grow(&mut self, acked: u64, now: Time) {
@@ -908,6 +931,9 @@ impl Sender {
         self.backoff += 1;
         // RFC 6298 (5.4): the first hole goes out at once, whatever else is still in flight.
         self.resend_first = true;
+        if let Some(h) = self.hystart.as_deref_mut() {
+            h.on_timeout(now, self.nxt);
+        }
         if let Some(r) = self.rack.as_deref_mut() {
             let recent = now.saturating_sub(self.rack_rtt);
             let una = self.una;
@@ -1508,6 +1534,30 @@ mod tests {
             }
             assert_eq!(sent[..2], [1, 1], "{bound:?}: one or two SACKed, no recovery yet");
             assert_eq!(sent[2..], expect, "{bound:?}");
+        }
+    }
+
+    /// By hand, Linux's HyStart ACK-train test (`transport.hystart` with CUBIC): 16 segments out
+    /// at 0; ACK k (k = 0, 1, ...) comes at 100 + 50k us for segment k, a round trip of 100 us
+    /// each. The first starts the round (at 100 us); the window is 16 + k segments, so the pacing
+    /// rate is 2 x (16 + k) x 1,000 B / 100 us and the cushion 4 x 65,536 B at that rate,
+    /// 13,107 / (16 + k) us. The train ends slow start once it is longer than half of 100 us
+    /// plus the cushion: at k = 6, 300 us against 348; at k = 7, 350 against 335, with the
+    /// window at 23 segments, which becomes ssthresh. Without HyStart slow start goes on.
+    #[test]
+    fn hystart_ends_slow_start_at_an_ack_train_as_linux_cubic() {
+        let us = crate::units::PS_PER_US;
+        for hystart in [true, false] {
+            let p = TcpParams { cubic: true, hystart, ..params() };
+            let mut s = window_out(&p, 1_000_000, 16);
+            let mut exit = None;
+            for k in 0..10u64 {
+                s.on_ack(100 * us + 50 * us * k, k as u32 + 1, &NO_SACK, false, 50 * us * k, &p);
+                if exit.is_none() && s.ssthresh != p.initial_ssthresh {
+                    exit = Some((k, s.ssthresh));
+                }
+            }
+            assert_eq!(exit, hystart.then_some((7, 23_000)), "hystart {hystart}");
         }
     }
 }
