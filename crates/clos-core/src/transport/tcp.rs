@@ -13,12 +13,16 @@
 //! With `TcpParams::rack`, RACK (RFC 8985 §6.2) also deems lost what was sent before a segment
 //! now delivered: in recovery every hole below the highest SACKed segment (Linux's reordering
 //! window there is zero), a retransmission once a later retransmission or new data sent after
-//! it is delivered (`RackLog`, also after a timeout), and outside recovery a hole below SACKed
-//! data a quarter of the least round trip after the ACK that reported the data, plus Linux's
-//! 2 ms timer floor (the reordering timer, `rack_at`). As Linux's scoreboard, the log remembers a retransmission
+//! it is delivered, every original sent before a retransmission now delivered (`RackLog`, also
+//! after a timeout; a delivery sooner than the least round trip proves nothing, as in Linux's
+//! `tcp_rack_advance`), and outside recovery a hole below SACKed data a quarter of the least
+//! round trip after the ACK that reported the data, plus Linux's 2 ms timer floor (the
+//! reordering timer, `rack_at`). As Linux's scoreboard, the log remembers a retransmission
 //! until it is delivered or found lost, across recoveries: a recovery that starts while an
 //! earlier one's retransmissions are on their way does not send them again (nor take their
-//! ACKs for proof that a retransmission was spurious).
+//! ACKs for proof that a retransmission was spurious). After a timeout, what was sent within
+//! the latest round trip stays in flight (`tcp_timeout_mark_lost`), from each segment's send
+//! time, which the log keeps while RACK is on.
 //!
 //! With `TcpParams::tlp`, a tail loss probe (RFC 8985 §7, Linux's `tcp_schedule_loss_probe`):
 //! outside recovery, when nothing has been acknowledged for two smoothed round trips plus 2 ms
