@@ -46,9 +46,13 @@ impl Jitter {
 
     /// The next wait of `host`'s software, picoseconds.
     fn draw(&mut self, host: u32) -> Time {
-        let u = unit(&mut self.streams[host as usize]);
-        (-self.mean * (1.0 - u).ln()).round() as Time
+        exponential(&mut self.streams[host as usize], self.mean)
     }
+}
+
+/// An exponential draw of `mean` picoseconds from `stream`.
+fn exponential(stream: &mut Stream, mean: f64) -> Time {
+    (-mean * (1.0 - unit(stream)).ln()).round() as Time
 }
 
 /// Links' timing noise: the mean delay, each port's stream, and the last arrival it scheduled
@@ -70,14 +74,22 @@ impl LinkJitter {
     /// When a packet that leaves `port` for an exact `arrival` reaches the far end.
     pub fn arrival(&mut self, port: u32, arrival: Time) -> Time {
         let p = port as usize;
-        let u = unit(&mut self.streams[p]);
-        let at = (arrival + (-self.mean * (1.0 - u).ln()).round() as Time).max(self.last[p]);
+        let at = (arrival + exponential(&mut self.streams[p], self.mean)).max(self.last[p]);
         self.last[p] = at;
         at
     }
 }
 
 impl World {
+    /// When a packet leaving `port` for an exact `arrival` reaches the far end: later by the
+    /// link's noise, if the run has any.
+    pub(super) fn link_arrival(&mut self, port: u32, arrival: Time) -> Time {
+        match self.link_jitter.as_deref_mut() {
+            Some(j) => j.arrival(port, arrival),
+            None => arrival,
+        }
+    }
+
     /// Hold `host`'s NIC for its software's wait before it takes the next packet.
     #[cold]
     #[inline(never)]

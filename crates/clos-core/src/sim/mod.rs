@@ -88,6 +88,7 @@ pub struct World {
     pub trace: Option<Box<Trace>>,
     /// The hosts' software waits (`[host] jitter`, `jitter.rs`).
     jitter: Option<Box<jitter::Jitter>>,
+    /// The links' timing noise (`topology.link_jitter`, `jitter.rs`).
     link_jitter: Option<Box<jitter::LinkJitter>>,
     flows_done: usize,
     pub counters: Counters,
@@ -853,10 +854,8 @@ impl World {
                 if mark {
                     self.pool.get_mut(h).flags |= FLAG_CE;
                 }
-                let arrival = match (S::PLAIN, self.link_jitter.as_deref_mut()) {
-                    (false, Some(j)) => j.arrival(port, arrival),
-                    _ => arrival,
-                };
+                // Plain runs have no link noise (`shape`), and do not ask.
+                let arrival = if S::PLAIN { arrival } else { self.link_arrival(port, arrival) };
                 self.queue.schedule_arrival(arrival, to, h);
             }
         }
@@ -895,10 +894,7 @@ impl World {
             if mark {
                 self.pool.get_mut(h).flags |= FLAG_CE;
             }
-            let arrival = match self.link_jitter.as_deref_mut() {
-                Some(j) => j.arrival(port, arrival),
-                None => arrival,
-            };
+            let arrival = self.link_arrival(port, arrival);
             self.queue.schedule_arrival(arrival, to, h);
         }
     }

@@ -558,8 +558,9 @@ impl Sender {
         if p.rack {
             self.arm_rack(now, p);
         }
-        let marked = (self.lost_limit, self.relost);
         if self.recovery != Recovery::None {
+            // What was lost before this ACK's marking, for Linux's PRR (`prr_ack`).
+            let marked = (self.lost_limit, self.relost);
             // RFC 8985's RACK in fast recovery, with the reordering window Linux gives it there
             // while the flow has seen no reordering (`tcp_rack_reo_wnd`: 0): a hole sent
             // before a segment now delivered is lost, so every hole below the highest SACKed
