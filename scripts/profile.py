@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 import clos._core
-from clos.bench import BENCH, SCALING
+from clos.cli.bench import BENCH, SCALING
 
 CORE = Path(clos._core.__file__).resolve()
 

@@ -3,7 +3,7 @@ for output that is not a terminal, which cut the benchmark table's cells to "…
 
 from typer.testing import CliRunner
 
-from clos.cli import app
+from clos.cli.main import app
 
 
 def test_piped_bench_table_cuts_no_number(runner: CliRunner):

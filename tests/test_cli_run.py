@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from clos.cli import app
-from clos.results import FILES
+from clos.cli.main import app
+from clos.results.results import FILES
 
 
 def summary_of(folder: Path) -> dict:

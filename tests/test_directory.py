@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from clos import directory
-from clos.cli import app
+from clos.cli import directory
+from clos.cli.main import app
 
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("CLOS_REQUIRE_ETCD"))
 

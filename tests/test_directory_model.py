@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import clos
-from clos import key_numbers
-from clos.cli import app
+from clos.cli.main import app
+from clos.results import key_numbers
 from clos.scenario import Scenario
 
 # Hosts that exchange with the VM (AA 0) in vm-migration.toml, and the peers among themselves.

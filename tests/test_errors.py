@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from clos.cli import app
+from clos.cli.main import app
 
 
 def fails_cleanly(runner: CliRunner, args: list[str]) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import clos
+from clos.cli.schemes import schemes
 from clos.scenario import Scenario, bundled_names
-from clos.schemes import schemes
 
 GOLDEN = Path(__file__).parent / "golden"
 MACHINE = ("events_per_sec", "cpu_seconds", "wall_seconds", "peak_memory_bytes")

@@ -65,3 +65,84 @@ def test_no_import_circles_among_top_level_modules(crate: str):
     graph = module_graph(ROOT / "crates" / crate / "src")
     assert len(graph) > 5
     assert circles(graph) == []
+
+
+# The Python package: each module and the modules of `clos` it imports (anywhere in the file,
+# lazy imports and TYPE_CHECKING ones included), by name. Importing a submodule also runs its
+# packages' `__init__`, as Python always does; that implicit step is not an edge, so only what a
+# module names counts.
+PACKAGE = ROOT / "python" / "clos"
+
+# The layers of clos/__init__.py's docstring, lowest first: a module may import its own layer
+# (without a cycle) or lower ones, never a higher one.
+LAYERS = [
+    ["clos._core", "clos.units", "clos.build_info", "clos.extras", "clos.scenario"],
+    ["clos.results"],
+    ["clos.simulation"],
+    ["clos.sweep"],
+    ["clos.reproduce"],
+    ["clos.cli"],
+    ["clos"],
+]
+
+
+def python_modules() -> dict[str, Path]:
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ("clos", *path.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    modules["clos._core"] = PACKAGE / "_core.pyi"
+    return modules
+
+
+def python_graph() -> dict[str, set[str]]:
+    import ast
+
+    modules = python_modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        if name == "clos._core":
+            graph[name] = set()
+            continue
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names if a.name.split(".")[0] == "clos"}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] != "clos":
+                    continue
+                for alias in node.names:
+                    child = f"{node.module}.{alias.name}"
+                    edges.add(child if child in modules else node.module)
+        graph[name] = edges - {name}
+    return graph
+
+
+def layer(module: str) -> int:
+    for i, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return i
+    raise AssertionError(f"{module} is in no layer of LAYERS: add it")
+
+
+def test_the_python_graph_sees_the_imports_it_should():
+    graph = python_graph()
+    assert "clos.results.results" in graph["clos.simulation"]
+    assert "clos.sweep.batch" in graph["clos.sweep.sweep"]
+    assert "clos.results.plots" in graph["clos.results.compare"]  # a lazy import counts
+
+
+def test_no_import_circles_in_the_python_package():
+    assert circles(python_graph()) == []
+
+
+def test_python_layers_import_only_downward():
+    upward = [
+        f"{a} imports {b}"
+        for a, targets in sorted(python_graph().items())
+        for b in sorted(targets)
+        if layer(b) > layer(a)
+    ]
+    assert upward == []

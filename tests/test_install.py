@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 import clos
 from clos import _core, build_info, extras
-from clos.cli import app
-from clos.experiments import experiments_root
-from clos.sweep import SweepSpec, bundled_spec_names
+from clos.cli.main import app
+from clos.reproduce.experiments import experiments_root
+from clos.sweep.sweep import SweepSpec, bundled_spec_names
 
 PACKAGE = Path(clos.__file__).parent
 

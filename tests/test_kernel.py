@@ -70,8 +70,8 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel, persistent):
 def test_both_sides_are_saved_as_results_clos_compare_reads(kernel, tmp_path):
     # `--out`: a run's kernel side and clos side as results folders; `clos compare` reads both,
     # and each has the two flows, finished, with no drops.
-    from clos.compare import load_runs
-    from clos.key_numbers import number
+    from clos.results.compare import load_runs
+    from clos.results.key_numbers import number
 
     with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
         rtt = s.rtt()

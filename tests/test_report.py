@@ -17,10 +17,10 @@ from matplotlib import image
 from typer.testing import CliRunner
 
 import clos
-from clos.cli import app
-from clos.compare import key_numbers_table, load_runs, run_labels, write_comparison
-from clos.report import write_report
-from clos.run_folder import load_run
+from clos.cli.main import app
+from clos.results.compare import key_numbers_table, load_runs, run_labels, write_comparison
+from clos.results.report import write_report
+from clos.results.run_folder import load_run
 from clos.scenario import Scenario, bundled_names
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 import clos
-from clos.batch import RunRecord
-from clos.cli import app
-from clos.experiments import SCALES, experiments_root, load_paper, load_papers
-from clos.reproduce import judge, passed, select
+from clos.cli.main import app
+from clos.reproduce.experiments import SCALES, experiments_root, load_paper, load_papers
+from clos.reproduce.verdicts import judge, passed, select
+from clos.sweep.batch import RunRecord
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "clos" / "data" / "experiments"
 
@@ -112,7 +112,7 @@ def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(
 ):
     from rich.console import Console
 
-    from clos.reproduce_report import verdict_table
+    from clos.reproduce.page import verdict_table
 
     claims = RATIO + 'known_deviation = "' + "a long explanation " * 20 + '"\n'
     verdicts = verdicts_for(tmp_path, tiny, claims, 1.0, 0.4)
@@ -127,7 +127,7 @@ def test_the_terminal_table_fits_its_width_and_keeps_the_numbers(
 def test_goodput_between_reads_a_window_of_the_time_series(tmp_path: Path, tiny: Path):
     """A window is given as fractions of the run; the value is the bytes of the bins that start
     in it over the window's length, as summing the saved time series by hand gives it."""
-    from clos.claim_expr import Node, goodput_between
+    from clos.reproduce.claim_expr import Node, goodput_between
 
     results = clos.run(clos.Scenario.load(tiny, ["stop=4ms", "output.bin=1ms"]))
     results.save(tmp_path / "run")
@@ -197,7 +197,7 @@ def test_the_documented_claims_example_loads(tmp_path: Path):
 
 
 def test_runs_named_series_and_number_plot_as_lines():
-    from clos.reproduce_report import _series
+    from clos.reproduce.page import _series
 
     got = _series(["ecmp_10", "drill_10", "ecmp_50"], [1.0, 0.9, 2.0])
     assert got == {"ecmp": [(10.0, 1.0), (50.0, 2.0)], "drill": [(10.0, 0.9)]}
@@ -206,8 +206,8 @@ def test_runs_named_series_and_number_plot_as_lines():
 
 
 def test_only_runs_just_what_the_named_claims_read():
-    from clos.experiments import experiments_root, load_papers
-    from clos.reproduce import needed_runs, select
+    from clos.reproduce.experiments import experiments_root, load_papers
+    from clos.reproduce.verdicts import needed_runs, select
 
     papers = load_papers(experiments_root())
     claims = select(papers, "drill", ["engines-do-not-matter"])

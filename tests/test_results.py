@@ -6,7 +6,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import clos
-from clos.results import TABLES
+from clos.results.results import TABLES
 
 
 def test_save_load_round_trip(tiny: Path, tmp_path: Path):

@@ -5,8 +5,8 @@ import tomllib
 
 from typer.testing import CliRunner
 
-from clos.bench import SCALING, bench_files
-from clos.cli import app
+from clos.cli.bench import SCALING, bench_files
+from clos.cli.main import app
 
 
 def test_scaling_points_carry_the_same_traffic_on_growing_fat_trees():

@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 import clos
-from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
-from clos.cli import app
+from clos.cli.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, UNTARGETED
+from clos.cli.main import app
 from clos.scenario import BUNDLED, apply_overrides, bundled_names, parse_value
 
 BUNDLED_FILES = (

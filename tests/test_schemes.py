@@ -2,8 +2,8 @@
 
 from typer.testing import CliRunner
 
-from clos.cli import app
-from clos.schemes import schemes
+from clos.cli.main import app
+from clos.cli.schemes import schemes
 
 # The schemes issue 4 requires: the seeds' systems and the peers they compare against.
 REQUIRED = {

@@ -22,13 +22,13 @@ from distributed import LocalCluster
 from typer.testing import CliRunner
 
 import clos
-from clos import executors
-from clos.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table
-from clos.cli import app
-from clos.results import FILES, SUMMARY
-from clos.run_cache import scenario_key
+from clos.cli.main import app
+from clos.results.results import FILES, SUMMARY
 from clos.scenario import Scenario
-from clos.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
+from clos.sweep import executors
+from clos.sweep.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table
+from clos.sweep.run_cache import scenario_key
+from clos.sweep.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "python" / "clos" / "data" / "sweeps" / "ecmp-vs-drill.toml"
@@ -253,11 +253,11 @@ def test_cache_key_follows_the_contents_of_a_flow_file(tmp_path: Path, tiny: Pat
 
 def test_cache_key_follows_the_core_build(tiny: Path, monkeypatch: pytest.MonkeyPatch):
     """A core rebuilt under the same version number must not find the old build's runs."""
-    import clos.run_cache
+    from clos.sweep import run_cache
 
     normalised = clos.validate(Scenario.load(tiny).table)
     before = scenario_key(normalised)
-    monkeypatch.setattr(clos.run_cache, "build_digest", lambda: "another build")
+    monkeypatch.setattr(run_cache, "build_digest", lambda: "another build")
     assert scenario_key(normalised) != before
 
 

@@ -1,22 +1,29 @@
 """clos: a packet-level simulator of Clos datacenter fabrics (VL2, fat tree, leaf-spine).
 
-The simulation runs in the Rust extension `clos._core`; this package reads scenarios, shapes the
-results into polars tables, runs sweeps over many scenarios (`clos.sweep`), and provides the
-`clos` command.
+The simulation runs in the Rust extension `clos._core`. The public API is here: `run`,
+`validate`, `load_results`, `load_scenario`, `sweep`, `Results`, `Scenario`. What is where:
+
+- `clos.units`, `clos.build_info`, `clos.extras`: formatting, version, optional installs;
+- `clos.scenario`: a scenario read, overridden and checked;
+- `clos.results`: a run's results: tables, key numbers, plots, the report and `clos compare`;
+- `clos.simulation`: one run in the core (`run`, `validate`, `load_results`);
+- `clos.sweep`: many runs: sweep specs, batches, local or Dask executors, the run cache;
+- `clos.reproduce`: the seed papers' experiments, their claims and the verdict page;
+- `clos.cli`: the `clos` command, its terminal tables, benchmarks and the directory front end.
+
+Each imports only those above it, or its own part without a cycle (tests/test_house.py checks
+both).
 """
 
 from __future__ import annotations
 
-import json
-from os import PathLike
-from typing import Any
-
-from clos import _core
 from clos._core import ScenarioError
-from clos.results import Results
+from clos.results.results import Results
 from clos.scenario import Scenario, load_scenario
+from clos.simulation import VERSION as __version__
+from clos.simulation import load_results, run, validate
 
-# Binds `clos.sweep` to the function, not the submodule of that name (which stays reachable as
+# Binds `clos.sweep` to the function, not the subpackage of that name (which stays reachable as
 # `from clos.sweep import SweepSpec`).
 from clos.sweep import sweep
 
@@ -31,28 +38,3 @@ __all__ = [
     "sweep",
     "validate",
 ]
-
-__version__ = _core.version()
-
-ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
-
-
-def run(scenario: ScenarioLike, progress: _core.Progress | None = None) -> Results:
-    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario.
-
-    `progress`, if given, is called as `progress(simulated_s, end_s, flows_done, flows, events)`
-    about every million events (`clos.progress.RunProgress` draws a bar from it).
-    """
-    return Results.from_core(_core.run(Scenario.of(scenario).to_json(), progress))
-
-
-def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
-    """The scenario as the core will run it, every default filled in; raises ScenarioError.
-    With `build`, the run is also set up (fabric, routes, workload) without simulating, so every
-    check a run makes before it starts is made: a missing flows file, hosts beyond the fabric."""
-    return json.loads(_core.validate(Scenario.of(scenario).to_json(), build))
-
-
-def load_results(directory: str | PathLike[str]) -> Results:
-    """Results saved earlier by `clos run` or Results.save."""
-    return Results.load(directory)

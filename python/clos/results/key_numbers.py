@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from clos import units
-from clos.results import Results
+from clos.results.results import Results
 
 
 def summary_value(fmt: Callable[[Any], str], *keys: str) -> Callable[[Results], str]:

@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from clos import _core
-from clos.results import SUMMARY, TABLES, Results
+from clos.results.results import SUMMARY, TABLES, Results
 
 # 64 bits of SHA-256: no collision is expected below billions of runs, and the folder names stay
 # short enough to type.

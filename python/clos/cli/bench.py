@@ -6,10 +6,10 @@ Targets live here, not in the TOML files, because the core's schema rejects keys
 import re
 from pathlib import Path
 
-BENCH = Path(__file__).parent / "data" / "bench"
+BENCH = Path(__file__).parents[1] / "data" / "bench"
 
 # The scaling curve (`clos bench --scaling`): one traffic pattern on fat trees of growing size.
-SCALING = Path(__file__).parent / "data" / "scaling"
+SCALING = Path(__file__).parents[1] / "data" / "scaling"
 
 TARGET_CPU_SECONDS = {
     "b1-fat-tree-k8": 1.0,

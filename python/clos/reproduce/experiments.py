@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from clos._core import ScenarioError
-from clos.claim_expr import FUNCTIONS, parse
+from clos.reproduce.claim_expr import FUNCTIONS, parse
 from clos.scenario import Scenario
 
 SCALES = ("small", "paper")
 
 # The seed papers' experiments ship with the package, one folder per paper.
-BUNDLED = Path(__file__).parent / "data" / "experiments"
+BUNDLED = Path(__file__).parents[1] / "data" / "experiments"
 
 
 @dataclass(frozen=True)

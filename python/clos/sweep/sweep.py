@@ -17,8 +17,9 @@ A sweep spec is a TOML file (docs/sweeps.md):
 The runs are the cross product of the lists, the first parameter varying slowest and `seeds`
 fastest; the table's rows come in that order whichever backend ran them.
 
-`clos.sweep` (the function) shares its name with this module: `import clos.sweep as m` binds the
-function, so import from the module with `from clos.sweep import SweepSpec`.
+`clos.sweep` (the function) shares its name with the subpackage that holds this module: after
+`import clos`, the attribute is the function, so import the rest with `from clos.sweep import
+SweepSpec`.
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-import clos
+from clos import simulation
 from clos._core import ScenarioError
-from clos.batch import RunRecord, describe, run_many, summary_table
 from clos.scenario import (
     BUNDLED,
     Scenario,
@@ -47,6 +47,7 @@ from clos.scenario import (
     set_field,
     slug,
 )
+from clos.sweep.batch import RunRecord, describe, run_many, summary_table
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -62,7 +63,7 @@ class SpecError(ScenarioError):
 
 
 # Specs that ship with the package, runnable by name: `clos sweep ecmp-vs-drill`.
-BUNDLED_SPECS = Path(__file__).parent / "data" / "sweeps"
+BUNDLED_SPECS = Path(__file__).parents[1] / "data" / "sweeps"
 
 
 def bundled_spec_names() -> list[str]:
@@ -171,13 +172,13 @@ class SweepSpec:
                 set_field(table, key, copy.deepcopy(value), f'{self.where}: parameters."{key}"')
             scenario = Scenario(table, self.base.source)
             try:
-                clos.validate(scenario)
-            except clos.ScenarioError as error:
+                simulation.validate(scenario)
+            except ScenarioError as error:
                 raise self._blame(error, parameters) from None
             runs.append((parameters, scenario))
         return runs
 
-    def _blame(self, error: clos.ScenarioError, parameters: dict[str, Any]) -> SpecError:
+    def _blame(self, error: ScenarioError, parameters: dict[str, Any]) -> SpecError:
         """Point at the parameter whose field the core rejects, else at the whole run."""
         message = str(error)
         field = message.partition(":")[0].strip()

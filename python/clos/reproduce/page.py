@@ -11,11 +11,12 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from clos import extras, page
-from clos.batch import RunRecord
-from clos.experiments import Paper
-from clos.page import Plot
-from clos.reproduce import Verdict
+from clos import extras
+from clos.reproduce.experiments import Paper
+from clos.reproduce.verdicts import Verdict
+from clos.results import page
+from clos.results.page import Plot
+from clos.sweep.batch import RunRecord
 
 STYLES = {
     "matches": "green",

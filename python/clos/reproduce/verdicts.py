@@ -1,6 +1,6 @@
 """`clos reproduce`: run a paper's experiments and set each claim's value beside ours.
 
-Every run goes through the sweep machinery (`clos.batch.run_many`): a local process pool or a
+Every run goes through the sweep machinery (`clos.sweep.batch.run_many`): a local process pool or a
 Dask cluster, and a cache keyed by the normalised scenario, so an interrupted reproduction
 resumes and a second one only re-evaluates.
 
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from clos._core import ScenarioError
-from clos.batch import RunRecord, run_many
-from clos.claim_expr import Missing, Node, check, evaluate
-from clos.experiments import SCALES, Claim, Experiment, Paper
-from clos.results import Results
+from clos.reproduce.claim_expr import Missing, Node, check, evaluate
+from clos.reproduce.experiments import SCALES, Claim, Experiment, Paper
+from clos.results.results import Results
+from clos.sweep.batch import RunRecord, run_many
 
 PASSING = ("matches", "deviates", "holds", "differs")
 

@@ -33,12 +33,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-import clos
-from clos import executors, units
-from clos.executors import Job, JobFailed, Outcome
-from clos.key_numbers import KEY_NUMBERS, KeyNumber, number
-from clos.run_cache import RunCache, build_digest, scenario_key
+from clos import simulation, units
+from clos._core import ScenarioError
+from clos.results.key_numbers import KEY_NUMBERS, KeyNumber, number
 from clos.scenario import Scenario
+from clos.sweep import executors
+from clos.sweep.executors import Job, JobFailed, Outcome
+from clos.sweep.run_cache import RunCache, build_digest, scenario_key
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -167,9 +168,9 @@ def _plan(
     parameters: Parameters, scenario: Scenario
 ) -> tuple[Parameters, Scenario, dict[str, Any], str]:
     try:
-        normalised = clos.validate(scenario)
-    except clos.ScenarioError as error:
-        raise clos.ScenarioError(f"run {describe(parameters) or scenario.name}: {error}") from None
+        normalised = simulation.validate(scenario)
+    except ScenarioError as error:
+        raise ScenarioError(f"run {describe(parameters) or scenario.name}: {error}") from None
     return parameters, scenario, normalised, scenario_key(normalised)
 
 
@@ -193,11 +194,11 @@ def _execute(
             outcomes = executors.process_pool(jobs, tables, count)
     try:
         for key, outcome in outcomes:
-            if outcome.version != clos.__version__:
+            if outcome.version != simulation.VERSION:
                 # The cache key names this clos's version; another's results would lie under it.
                 raise RuntimeError(
                     f"a worker runs clos {outcome.version}, this process clos "
-                    f"{clos.__version__}: install the same version on every worker"
+                    f"{simulation.VERSION}: install the same version on every worker"
                 )
             if outcome.build != build_digest():
                 raise RuntimeError(
@@ -207,9 +208,9 @@ def _execute(
             yield key, outcome
     except JobFailed as failure:
         label = labels[failure.job]
-        if isinstance(failure.error, clos.ScenarioError):
+        if isinstance(failure.error, ScenarioError):
             # Input only the run itself could check (a workload file gone missing, say).
-            raise clos.ScenarioError(f"run {label}: {failure.error}") from None
+            raise ScenarioError(f"run {label}: {failure.error}") from None
         raise RuntimeError(f"run {label} failed: {failure}") from failure.error
 
 

@@ -44,7 +44,7 @@ def binary() -> Path:
                 f"CLOS_DIRECTORY_BIN: {path} does not exist; unset it or {BUILD_HINT}"
             )
         return path
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
     for profile in ("release", "debug"):
         candidate = target / profile / "clos-directory"

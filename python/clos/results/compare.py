@@ -13,8 +13,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from clos import key_numbers, page
-from clos.run_folder import SavedRun, load_run
+from clos.results import key_numbers, page
+from clos.results.run_folder import SavedRun, load_run
 
 COMPARISON = "compare.html"
 PLOTS = "plots"
@@ -62,7 +62,7 @@ def write_runs(runs: Mapping[str, SavedRun], out: str | Path) -> Path:
 
 def render(runs: Mapping[str, SavedRun], html: Path) -> str:
     """The page's HTML; draws the plots into `plots/` beside `html` as a side effect."""
-    from clos import plots  # matplotlib, an extra: the terminal table does without it
+    from clos.results import plots  # matplotlib, an extra: the terminal table does without it
 
     folder = html.parent / PLOTS
     figures = [

@@ -11,9 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from clos import units
-from clos.batch import COLUMNS
-from clos.key_numbers import slowest_migration, summary_value
-from clos.results import Results
+from clos.results.key_numbers import slowest_migration, summary_value
+from clos.results.results import Results
+from clos.sweep.batch import COLUMNS
 
 Metric = tuple[str, Callable[[Results], str]]
 

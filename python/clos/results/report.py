@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from clos import key_numbers, page, plots, units
-from clos.run_folder import SavedRun, load_run
+from clos import units
+from clos.results import key_numbers, page, plots
+from clos.results.run_folder import SavedRun, load_run
 
 REPORT = "report.html"
 PLOTS = "plots"

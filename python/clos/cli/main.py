@@ -15,16 +15,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-import clos
-from clos import build_info, extras
-from clos.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
-from clos.directory import app as directory_app
-from clos.progress import RunProgress
-from clos.results import Results
+from clos import build_info, extras, simulation
+from clos._core import ScenarioError
+from clos.cli.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
+from clos.cli.directory import app as directory_app
+from clos.cli.progress import RunProgress
+from clos.cli.schemes import schemes as known_schemes
+from clos.cli.tables import bench_table, comparison_table, run_table, scaling_table, sweep_table
+from clos.results.results import Results
 from clos.scenario import Scenario, describe
-from clos.schemes import schemes as known_schemes
-from clos.sweep import RUNS_FOLDER, TABLE_FILES, run_sweep
-from clos.table import bench_table, comparison_table, run_table, scaling_table, sweep_table
+from clos.sweep.sweep import RUNS_FOLDER, TABLE_FILES, run_sweep
 
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
@@ -60,7 +60,7 @@ def reported_errors() -> Iterator[None]:
     """Mistakes in the user's input become one red paragraph and exit status 2, not a traceback."""
     try:
         yield
-    except (clos.ScenarioError, OSError) as error:
+    except (ScenarioError, OSError) as error:
         fail(str(error))
 
 
@@ -94,9 +94,9 @@ def writable_folder(folder: Path) -> Path:
 
 def simulate(scenario: Scenario, quiet: bool) -> Results:
     if quiet:
-        return clos.run(scenario)
+        return simulation.run(scenario)
     with RunProgress(stderr, scenario.name) as progress:
-        results = clos.run(scenario, progress)
+        results = simulation.run(scenario, progress)
     if note := unfinished_note(scenario.name, results):
         stderr.print(Text(note, style="yellow"))
     return results
@@ -195,7 +195,7 @@ def validate(
     before its first event (its flows file, hosts, fabric and workload are built, then dropped)."""
     with reported_errors():
         loaded = Scenario.load(scenario, overrides or [])
-        normalised = clos.validate(loaded, build=True)
+        normalised = simulation.validate(loaded, build=True)
         stdout.print(Text(f"ok: {loaded.name}", style="green"))
         stdout.print(Text(describe(normalised)))
 
@@ -336,7 +336,7 @@ def report(
     """Write an HTML report of one run: key numbers, plots and per-tier tables."""
     with reported_errors():
         extras.require("plots", "clos report")
-        from clos.report import write_report
+        from clos.results.report import write_report
 
         # soft_wrap: a long path stays on one line, so it can be copied.
         stdout.print(f"wrote {write_report(results_dir, out)}", soft_wrap=True)
@@ -358,7 +358,7 @@ def compare(
     ] = Path("results", "compare"),
 ) -> None:
     """Compare saved runs side by side: a table here and an HTML page with overlaid plots."""
-    from clos.compare import key_numbers_table, load_runs, write_runs
+    from clos.results.compare import key_numbers_table, load_runs, write_runs
 
     with reported_errors():
         runs = load_runs(results_dirs)
@@ -412,9 +412,9 @@ def reproduce(
     """Rerun the seed papers' experiments and set each claim's value beside ours.
 
     Exits 1 if a claim's qualitative statement no longer holds (a result flipped)."""
-    from clos.experiments import experiments_root, load_papers
-    from clos.reproduce import judge, needed_runs, passed, run_experiments, select
-    from clos.reproduce_report import verdict_table, write_report
+    from clos.reproduce.experiments import experiments_root, load_papers
+    from clos.reproduce.page import verdict_table, write_report
+    from clos.reproduce.verdicts import judge, needed_runs, passed, run_experiments, select
 
     with reported_errors():
         papers = load_papers(experiments_root(experiments))

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clos import _core, extras
-from clos.results import Results
-from clos.run_cache import build_digest
+from clos.results.results import Results
+from clos.sweep.run_cache import build_digest
 
 if TYPE_CHECKING:
     from distributed import Client

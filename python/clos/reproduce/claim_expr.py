@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from clos._core import ScenarioError
-from clos.results import Results
+from clos.results.results import Results
 
 _BINARY: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from clos.results import SUMMARY, TABLES, Results
+from clos.results.results import SUMMARY, TABLES, Results
 
 LEGACY_GOODPUT = "goodput.parquet"
 

@@ -20,8 +20,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter
 
-from clos.page import Plot
-from clos.run_folder import SavedRun
+from clos.results.page import Plot
+from clos.results.run_folder import SavedRun
 
 PS_PER_S = 1e12
 DPI = 110

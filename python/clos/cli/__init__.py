@@ -1,0 +1,3 @@
+"""The `clos` command (`main.py`): its terminal tables (`tables.py`), the progress bar
+(`progress.py`), the benchmarks (`bench.py`), the scheme list (`schemes.py`) and the directory
+service's front end (`directory.py`)."""

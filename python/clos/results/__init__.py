@@ -1,0 +1,7 @@
+"""A run's results and how they are shown: the `Results` tables (`results.py`), a saved run as
+reports read it (`run_folder.py`), the key numbers (`key_numbers.py`), plots, the HTML pages'
+pieces (`page.py`), `clos report` (`report.py`) and `clos compare` (`compare.py`)."""
+
+from clos.results.results import Results
+
+__all__ = ["Results"]
