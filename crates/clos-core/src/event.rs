@@ -80,7 +80,7 @@ pub enum DirectoryEvent {
 /// [`Event`] (`EventQueue::unpack`). Handed out as an `Event`, an arrival went through memory as
 /// twelve bytes written in parts and read back whole, a load that cannot be forwarded from the
 /// stores: 9% of B2's samples gathered after it, and B2 ran 0.98x without it
-/// (docs/performance.md, "Fewer stalls per event").
+/// (docs/performance.md, "Design decisions").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packed(u64);
 

@@ -7,8 +7,8 @@
 //! where `madvise(MADV_HUGEPAGE)` asks for them (the default setting of
 //! `/sys/kernel/mm/transparent_hugepage/enabled` on common distributions); pages already touched
 //! keep their size (until the kernel's background collapse, if ever), so arrays are advised as
-//! soon as they are allocated or moved. Measured in docs/performance.md ("Memory, and where it
-//! was going").
+//! soon as they are allocated or moved. Measured in docs/performance.md ("Design decisions":
+//! huge pages, and the calendar's arena).
 //!
 //! Only a hint: where the kernel says no, or on other systems, nothing changes but speed.
 
