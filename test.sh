@@ -14,6 +14,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 .venv/bin/ruff format --check --quiet python tests scripts
 .venv/bin/ruff check --quiet python tests scripts
+# The documentation site (mkdocs.yml) in strict mode: a broken link or anchor in docs/ fails.
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 cargo test --release -p clos-core
 # The timing tool docs/performance.md uses to compare builds: it must build and run.
 cargo build --release -p clos-core --example cpu_seconds

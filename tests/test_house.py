@@ -146,3 +146,36 @@ def test_python_layers_import_only_downward():
         if layer(b) > layer(a)
     ]
     assert upward == []
+
+
+def test_the_module_picture_shows_the_current_graph():
+    """docs/images/modules.svg (docs/architecture.md) records the edges it draws; after a module
+    starts or stops using another, run `python scripts/module_picture.py` to draw it again."""
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ET
+
+    printed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "module_picture.py"), "--edges"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    current = sorted(tuple(line.split(" -> ")) for line in printed.splitlines())
+    assert len(current) > 20
+    svg = ET.parse(ROOT / "docs" / "images" / "modules.svg")
+    description = svg.find(".//{http://purl.org/dc/elements/1.1/}description")
+    assert description is not None and description.text and "edges:" in description.text
+    drawn = sorted(tuple(e.split("->")) for e in description.text.split("edges:", 1)[1].split())
+    assert drawn == current, "run `python scripts/module_picture.py` and commit the picture"
+
+
+def test_the_architecture_page_names_files_that_exist():
+    """docs/architecture.md's tables name the core's files (relative to crates/clos-core/src),
+    the Python package's (relative to python/clos) and the checkout's; a file moved or renamed
+    without the page fails here."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    roots = [ROOT / "crates" / "clos-core" / "src", PACKAGE, ROOT]
+    named = set(re.findall(r"`([a-z_/]+(?:\.rs|\.py|/))`", page))
+    assert len(named) > 25
+    assert sorted(n for n in named if not any((r / n).exists() for r in roots)) == []
