@@ -26,6 +26,7 @@ pub mod event;
 pub mod fabric;
 pub mod failures;
 pub mod histogram;
+pub mod host;
 mod huge_pages;
 pub mod lb;
 pub mod metrics;

@@ -11,7 +11,7 @@ use crate::transport::reorder_shim::Segment;
 use crate::units::Time;
 
 impl World {
-    /// Send whatever the flow's window and its host's egress (`egress.rs`) allow, and keep its
+    /// Send whatever the flow's window and its host's egress (`host/`, `egress.rs`) allow, and keep its
     /// retransmission timer running.
     pub(super) fn pump<S: Shape>(&mut self, flow: u32) {
         let nxt = self.senders[flow as usize].nxt;

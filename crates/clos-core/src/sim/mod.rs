@@ -110,8 +110,8 @@ pub struct World {
     pub faults: Option<Box<failures::Faults>>,
     /// The VL2 directory model (`directory.rs`), when the scenario has a `[directory]` table.
     directory: Option<Box<crate::directory::Directory>>,
-    /// The hosts' qdisc and TCP small queues (`egress.rs`); `None` is an unbounded FIFO.
-    egress: Option<Box<egress::Egress>>,
+    /// The hosts' qdisc and TCP small queues (`host/`, `egress.rs`); `None` is an unbounded FIFO.
+    egress: Option<Box<crate::host::Egress>>,
     /// Whether the loop walks the next hops' loads ahead (`prefetch_ahead`): only where the
     /// state a hop reads outgrows the caches ([`LOOK_AHEAD_BYTES`]).
     look_ahead: bool,
@@ -323,7 +323,7 @@ impl World {
         let look_ahead = ports.queue_bytes() + routes.row_bytes() > LOOK_AHEAD_BYTES;
         let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
         let exact_hops = fwd.prediction_is_exact() && faults.is_none() && directory.is_none();
-        let egress = egress::Egress::new(&s.host, s.transport.mss, topo.n_hosts, n).map(Box::new);
+        let egress = crate::host::Egress::new(&s.host, s.transport.mss, topo.n_hosts, n).map(Box::new);
         Ok(World {
             topo,
             routes,

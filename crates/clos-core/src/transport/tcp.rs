@@ -897,7 +897,7 @@ impl Sender {
         self.resend_first = true;
     }
 
-    /// The host's queue refused a packet (`sim/egress.rs`): halve the window once per window of
+    /// The host's queue refused a packet (`host/tsq.rs`): halve the window once per window of
     /// data, as Linux's `tcp_enter_cwr` does, without marking anything lost.
     pub fn local_congestion(&mut self) {
         if self.recovery == Recovery::None && self.una >= self.cwr_end {
