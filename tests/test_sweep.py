@@ -28,6 +28,7 @@ from clos.scenario import Scenario
 from clos.sweep import executors
 from clos.sweep.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table
 from clos.sweep.run_cache import scenario_key
+from clos.sweep.stats import interval, seed_statistics, t975
 from clos.sweep.sweep import SweepResult, SweepSpec, bundled_spec_names, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -447,3 +448,61 @@ def test_documented_commands_use_real_options():
         for word in words:
             if word.startswith("-"):
                 assert word.split("=")[0] in help_text, f"{word} in: {command}"
+
+
+# Statistics over seeds (sweep/stats.py) and the sweep's page (sweep/page.py).
+
+
+def test_interval_is_students_t_by_hand():
+    # 1, 2, 3: mean 2, sample sd 1, t(0.975, 2) = 4.303, so the half-width is 4.303 / sqrt(3).
+    mean, half, n = interval([1.0, 2.0, 3.0, None])
+    assert (mean, n) == (2.0, 3)
+    assert half == pytest.approx(4.303 / 3**0.5, rel=1e-12)
+    assert interval([5.0]) == (5.0, None, 1)
+    assert interval([None]) == (None, None, 0)
+    # Above 30 degrees of freedom the normal's 1.96 stands in (within 2% of t).
+    assert t975(31) == 1.96 and t975(30) == 2.042
+
+
+def test_seed_statistics_group_the_other_parameters():
+    table = pl.DataFrame(
+        {
+            "routing.scheme": ["ecmp", "ecmp", "ecmp", "drill", "drill", "drill"],
+            "seed": [1, 2, 3, 1, 2, 3],
+            "fct_mean_s": [1.0, 2.0, 3.0, 4.0, 4.0, None],
+        }
+    )
+    stats = seed_statistics(table, ["routing.scheme", "seed"])
+    assert stats["routing.scheme"].to_list() == ["ecmp", "drill"]
+    assert stats["seeds"].to_list() == [3, 3]
+    assert stats["fct_mean_s_mean"].to_list() == [2.0, 4.0]
+    assert stats["fct_mean_s_ci95"][0] == pytest.approx(4.303 / 3**0.5)
+    assert stats["fct_mean_s_ci95"][1] == 0.0  # two equal values: no spread
+    assert "seed" not in stats.columns
+
+
+def test_sweep_with_three_seeds_writes_means_intervals_and_a_page(tiny: Path, tmp_path: Path):
+    spec = {
+        "name": "three-seeds",
+        "base": str(tiny),
+        "seeds": 3,
+        "set": {"workload.bytes": "50KB"},
+        "parameters": {"routing.scheme": ["ecmp", "spray-random"]},
+    }
+    result = run_sweep(spec, tmp_path / "out", progress=False, workers=1)
+    stats = pl.read_parquet(tmp_path / "out" / "sweep-stats.parquet")
+    assert stats.equals(result.stats)
+    assert stats["seeds"].to_list() == [3, 3]
+    for name in ("fct_mean_s", "fct_p99_s", "goodput_bps"):
+        means = stats[f"{name}_mean"].to_list()
+        expected = [
+            result.table.filter(pl.col("routing.scheme") == s)[name].mean() for s in SCHEMES
+        ]
+        assert means == pytest.approx(expected)
+        assert stats[f"{name}_ci95"].null_count() == 0
+    page = (tmp_path / "out" / "sweep.html").read_text()
+    assert result.page == tmp_path / "out" / "sweep.html"
+    for png in ("sweep-fct_mean_s.png", "sweep-goodput_bps.png"):
+        assert (tmp_path / "out" / "plots" / png).stat().st_size > 1000
+        assert f"plots/{png}" in page
+    assert "±" in page  # the table of means and intervals

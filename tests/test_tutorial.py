@@ -60,6 +60,10 @@ def test_every_block_runs_and_leaves_what_the_text_promises(tutorial):
     assert (folder / "drill" / "report.html").exists()
     assert (folder / "drill" / "plots" / "fct_cdf.png").exists()
     assert (folder / "seeds" / "sweep.parquet").exists()
+    assert (folder / "seeds" / "sweep.html").exists()
+    with (folder / "seeds" / "sweep-stats.csv").open(newline="") as f:
+        stats = {r["routing.scheme"]: r for r in csv.DictReader(f)}
+    assert {s: stats[s]["seeds"] for s in stats} == {"ecmp": "5", "drill": "5"}
     assert (folder / "seeds" / "runs").is_dir()
     with (folder / "seeds" / "sweep.csv").open(newline="") as f:
         assert len(list(csv.DictReader(f))) == 10

@@ -21,10 +21,17 @@ from clos.cli.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES
 from clos.cli.directory import app as directory_app
 from clos.cli.progress import RunProgress
 from clos.cli.schemes import schemes as known_schemes
-from clos.cli.tables import bench_table, comparison_table, run_table, scaling_table, sweep_table
+from clos.cli.tables import (
+    bench_table,
+    comparison_table,
+    run_table,
+    scaling_table,
+    sweep_stats_table,
+    sweep_table,
+)
 from clos.results.results import Results
 from clos.scenario import Scenario, describe
-from clos.sweep.sweep import RUNS_FOLDER, TABLE_FILES, run_sweep
+from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
 
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
@@ -267,10 +274,15 @@ def sweep(
         )
     if not quiet:
         stdout.print(sweep_table(result.table, result.parameters, title=result.name))
+        if "seed" in result.parameters:
+            title = f"{result.name}: mean over seeds"
+            stdout.print(sweep_stats_table(result.stats, result.parameters, title=title))
+        page = f"; plots in {result.page}" if result.page else ""
         stdout.print(
             f"{len(result.records)} runs ({result.simulated} simulated, {result.from_cache} from "
             "the cache); "
-            f"table in {result.folder}/{{{','.join(TABLE_FILES)}}}, runs in "
+            f"table in {result.folder}/{{{','.join(TABLE_FILES)}}}, means and intervals over "
+            f"seeds in {result.folder}/{{{','.join(STATS_FILES)}}}{page}, runs in "
             f"{result.folder / RUNS_FOLDER}",
             soft_wrap=True,
         )

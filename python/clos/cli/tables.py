@@ -260,3 +260,24 @@ def sweep_table(table: pl.DataFrame, parameters: Sequence[str], title: str) -> T
     for row in cells:
         rich_table.add_row(*row)
     return rich_table
+
+
+def sweep_stats_table(stats: pl.DataFrame, parameters: Sequence[str], title: str) -> Table:
+    """One row per combination of the parameters other than the seed: the mean over seeds of a
+    few key numbers, each ± the half-width of its 95% confidence interval."""
+    swept = [p for p in parameters if p in stats.columns]
+    shown = [c for c in COLUMNS if c.column in SWEEP_SHOWN and f"{c.column}_mean" in stats.columns]
+    rich_table = Table(title=title, box=box.SIMPLE_HEAD)
+    for name in [*swept, "seeds"]:
+        rich_table.add_column(name)
+    for column in shown:
+        rich_table.add_column(f"{SWEEP_SHOWN[column.column]} (95% CI)", justify="right")
+    for row in stats.iter_rows(named=True):
+        cells = [str(row[name]) for name in swept] + [str(row["seeds"])]
+        for column in shown:
+            mean, half = row[f"{column.column}_mean"], row[f"{column.column}_ci95"]
+            # A mean of counts is not a count: one decimal.
+            fmt = (lambda v: "-" if v is None else f"{v:,.1f}") if column.integer else column.fmt
+            cells.append(fmt(mean) + ("" if half is None else f" ± {fmt(half)}"))
+        rich_table.add_row(*cells)
+    return rich_table

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from clos import simulation
+from clos import extras, simulation
 from clos._core import ScenarioError
 from clos.scenario import (
     BUNDLED,
@@ -48,11 +48,14 @@ from clos.scenario import (
     slug,
 )
 from clos.sweep.batch import RunRecord, describe, run_many, summary_table
+from clos.sweep.stats import seed_statistics
 
 if TYPE_CHECKING:
     from distributed import Client
 
 TABLE_FILES = ("sweep.parquet", "sweep.csv")
+# Per combination of the other parameters: each key number's mean over seeds and its interval.
+STATS_FILES = ("sweep-stats.parquet", "sweep-stats.csv")
 RUNS_FOLDER = "runs"
 _FIELDS = ("name", "base", "seeds", "set", "parameters")
 
@@ -271,6 +274,10 @@ class SweepResult:
     folder: Path
     # The swept keys, which are the table's first columns.
     parameters: list[str]
+    # The table summarised over seeds (`stats.seed_statistics`).
+    stats: pl.DataFrame
+    # `sweep.html`, or None where matplotlib (the `plots` extra) is not installed.
+    page: Path | None
 
     @property
     def simulated(self) -> int:
@@ -294,7 +301,9 @@ def run_sweep(
     tables: bool = True,
 ) -> SweepResult:
     """Run a sweep into `out` (default `results/<spec name>`): runs cached in `out/runs/<key>/`,
-    the table in `out/sweep.parquet` and `out/sweep.csv`. See `run_many` for the options."""
+    the table in `out/sweep.parquet` and `out/sweep.csv`, its means and 95% intervals over seeds
+    in `out/sweep-stats.parquet` and `.csv`, and their plots in `out/sweep.html` (with the `plots`
+    extra). See `run_many` for the options."""
     loaded = SweepSpec.of(spec).with_overrides(overrides)
     runs = loaded.runs()
     folder = Path(out) if out is not None else Path("results", slug(loaded.name))
@@ -307,9 +316,17 @@ def run_sweep(
         tables=tables,
         title=loaded.name,
     )
-    table = summary_table(records, list(loaded.parameters))
-    _write(table, folder)
-    return SweepResult(loaded.name, table, records, folder, list(loaded.parameters))
+    parameters = list(loaded.parameters)
+    table = summary_table(records, parameters)
+    _write(table, folder, TABLE_FILES)
+    stats = seed_statistics(table, parameters)
+    _write(stats, folder, STATS_FILES)
+    html = None
+    if extras.installed("plots"):
+        from clos.sweep.page import write_page  # matplotlib, an extra
+
+        html = write_page(stats, parameters, loaded.name, folder)
+    return SweepResult(loaded.name, table, records, folder, parameters, stats, html)
 
 
 def sweep(
@@ -341,10 +358,10 @@ def sweep(
     ).table
 
 
-def _write(table: pl.DataFrame, folder: Path) -> None:
+def _write(table: pl.DataFrame, folder: Path, names: tuple[str, str]) -> None:
     """Write both files beside temporary names first, so an old table is never half replaced."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in TABLE_FILES:
+    for name in names:
         temporary = folder / f".{name}.tmp"
         if name.endswith(".parquet"):
             table.write_parquet(temporary)
