@@ -506,3 +506,14 @@ def test_sweep_with_three_seeds_writes_means_intervals_and_a_page(tiny: Path, tm
         assert (tmp_path / "out" / "plots" / png).stat().st_size > 1000
         assert f"plots/{png}" in page
     assert "±" in page  # the table of means and intervals
+
+
+def test_compare_takes_a_sweep_folder_as_its_runs(spec: Path, tmp_path: Path):
+    from clos.results.compare import load_runs
+
+    result = run_sweep(spec, tmp_path / "out", progress=False, workers=1)
+    runs = load_runs([tmp_path / "out"])
+    assert len(runs) == RUNS
+    first = next(iter(runs))
+    assert first == "out: routing.scheme=ecmp, transport.initial_window=4, seed=1"
+    assert runs[first].folder == tmp_path / "out" / "runs" / result.table["run"][0]

@@ -14,16 +14,25 @@ from pathlib import Path
 from rich.table import Table
 
 from clos.results import key_numbers, page
-from clos.results.run_folder import SavedRun, load_run
+from clos.results.run_folder import SavedRun, is_sweep, load_run, sweep_runs
 
 COMPARISON = "compare.html"
 PLOTS = "plots"
 
 
 def load_runs(dirs: Sequence[str | Path]) -> dict[str, SavedRun]:
-    """The runs in `dirs`, in the order given, keyed by their labels."""
+    """The runs in `dirs`, in the order given, keyed by their labels. A sweep's folder stands
+    for all of its runs, each labelled by its sweep and parameters."""
     folders = [Path(d) for d in dirs]
-    return dict(zip(run_labels(folders), (load_run(folder) for folder in folders), strict=True))
+    plain = iter(run_labels([f for f in folders if not is_sweep(f)]))
+    labelled: list[tuple[str, Path]] = []
+    for folder in folders:
+        if is_sweep(folder):
+            sweep = folder.resolve().name or str(folder)
+            labelled += [(f"{sweep}: {label}", run) for label, run in sweep_runs(folder)]
+        else:
+            labelled.append((next(plain), folder))
+    return {label: load_run(run) for label, run in labelled}
 
 
 def run_labels(folders: Sequence[Path]) -> list[str]:

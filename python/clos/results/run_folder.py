@@ -18,6 +18,12 @@ from clos.results.results import SUMMARY, TABLES, Results
 
 LEGACY_GOODPUT = "goodput.parquet"
 
+# A sweep's folder (`clos sweep`, `clos.sweep`): its table, one row per run, names each run's
+# folder under `runs/` in its `run` column, after the columns of the swept parameters.
+SWEEP_TABLE = "sweep.parquet"
+SWEEP_RUNS = "runs"
+SWEEP_RUN_COLUMN = "run"
+
 
 @dataclass(frozen=True, eq=False)
 class SavedRun(Results):
@@ -80,3 +86,25 @@ def _legacy_timeseries(goodput: pl.DataFrame) -> pl.DataFrame:
         "bytes",
         (pl.col("bytes").cast(pl.Float64) * 8 / (width_ps / 1e12)).alias("goodput_bps"),
     )
+
+
+def is_sweep(folder: Path) -> bool:
+    """A sweep's folder rather than one run's."""
+    return (folder / SWEEP_TABLE).is_file() and not (folder / SUMMARY).is_file()
+
+
+def sweep_runs(folder: Path) -> list[tuple[str, Path]]:
+    """A sweep's runs in its table's order, each labelled by its parameters (`k=v, ...`)."""
+    table = _table(folder / SWEEP_TABLE)
+    if SWEEP_RUN_COLUMN not in table.columns:
+        raise OSError(
+            f"{folder / SWEEP_TABLE}: not a sweep's table (no `{SWEEP_RUN_COLUMN}` column)"
+        )
+    parameters = table.columns[: table.columns.index(SWEEP_RUN_COLUMN)]
+    return [
+        (
+            ", ".join(f"{name}={row[name]}" for name in parameters) or row[SWEEP_RUN_COLUMN],
+            folder / SWEEP_RUNS / row[SWEEP_RUN_COLUMN],
+        )
+        for row in table.iter_rows(named=True)
+    ]

@@ -36,6 +36,7 @@ from rich.progress import (
 from clos import simulation, units
 from clos._core import ScenarioError
 from clos.results.key_numbers import KEY_NUMBERS, KeyNumber, number
+from clos.results.run_folder import SWEEP_RUN_COLUMN
 from clos.scenario import Scenario
 from clos.sweep import executors
 from clos.sweep.executors import Job, JobFailed, Outcome
@@ -62,7 +63,7 @@ EXTRA_NUMBERS = [
 ]
 COLUMNS = [*KEY_NUMBERS, *EXTRA_NUMBERS]
 TIMING_COLUMNS = tuple(column.column for column in COLUMNS if column.timing)
-RUN_COLUMN = "run"
+RUN_COLUMN = SWEEP_RUN_COLUMN
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ import polars as pl
 
 from clos import extras, simulation
 from clos._core import ScenarioError
+from clos.results.run_folder import SWEEP_RUNS, SWEEP_TABLE
 from clos.scenario import (
     BUNDLED,
     Scenario,
@@ -53,10 +54,10 @@ from clos.sweep.stats import seed_statistics
 if TYPE_CHECKING:
     from distributed import Client
 
-TABLE_FILES = ("sweep.parquet", "sweep.csv")
+TABLE_FILES = (SWEEP_TABLE, "sweep.csv")
 # Per combination of the other parameters: each key number's mean over seeds and its interval.
 STATS_FILES = ("sweep-stats.parquet", "sweep-stats.csv")
-RUNS_FOLDER = "runs"
+RUNS_FOLDER = SWEEP_RUNS
 _FIELDS = ("name", "base", "seeds", "set", "parameters")
 
 
