@@ -55,3 +55,20 @@ def test_repr_is_one_short_line_naming_the_run(tiny: Path):
     text = repr(clos.run(tiny))
     assert "\n" not in text and len(text) < 300, text
     assert text.startswith("Results('tiny', 4 flows (4 finished)") and "flows 4 rows" in text, text
+
+
+def test_efficiency_is_missing_for_open_loop_workloads():
+    """Open-loop arrivals offer what they offer: delivered over the hosts' capacity measures the
+    load, not the fabric, so every table leaves the efficiency out for them (issue 35)."""
+    from clos.results.key_numbers import KEY_NUMBERS
+
+    efficiency = next(k for k in KEY_NUMBERS if k.column == "efficiency")
+    closed = {"scenario": {"workload": {"kind": "permutation"}}, "goodput": {"efficiency": 0.9}}
+    poisson = {"scenario": {"workload": {"kind": "poisson"}}, "goodput": {"efficiency": 0.1}}
+    nested = {
+        "scenario": {"workload": {"kind": "services", "services": [{"kind": "incast"}]}},
+        "goodput": {"efficiency": 0.1},
+    }
+    assert efficiency.of(closed) == 0.9
+    assert efficiency.of(poisson) is None
+    assert efficiency.of(nested) is None

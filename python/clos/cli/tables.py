@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clos import units
-from clos.results.key_numbers import slowest_migration, summary_value
+from clos.results.key_numbers import open_loop, slowest_migration, summary_value
 from clos.results.results import Results
 from clos.sweep.batch import COLUMNS
 
@@ -28,25 +28,8 @@ def _flow_total(column: str) -> Callable[[Results], str]:
     return lambda results: units.count(int(results.flows[column].sum()))
 
 
-# Workloads whose flows arrive on their own clock: their goodput is what they offer, so its
-# ratio to the fabric's ideal measures the load, not how well the fabric carried it.
-OPEN_LOOP = {"poisson", "incast", "periodic"}
-
-
-def _kinds(workload: Any) -> set[str]:
-    """Every kind in a workload table, its services and backgrounds included."""
-    if not isinstance(workload, dict):
-        return set()
-    kinds = {workload.get("kind")} - {None, "services"}
-    for part in [*(workload.get("services") or []), workload.get("background")]:
-        kinds |= _kinds(part)
-    return kinds
-
-
 def _efficiency(results: Results) -> str:
-    scenario = results.get("scenario")
-    workload = scenario.get("workload") if isinstance(scenario, dict) else None
-    if _kinds(workload) & OPEN_LOOP:
+    if open_loop(results.summary):
         return "- (open loop)"
     return _summary("goodput", "efficiency", units.percent)(results)
 
@@ -121,7 +104,7 @@ DIRECTORY: list[Metric] = [
 
 COMPARISON: list[Metric] = [
     ("completion time", _summary("goodput", "completion_time_s", units.duration)),
-    ("efficiency", _summary("goodput", "efficiency", units.percent)),
+    ("efficiency", _efficiency),
     ("Jain fairness", _summary("goodput", "jain", units.ratio)),
     ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
     *FCT,

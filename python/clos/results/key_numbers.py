@@ -33,6 +33,28 @@ def number(found: object) -> int | float | None:
     return found
 
 
+# Workloads whose flows arrive on their own clock: their goodput is what they offer, so its
+# ratio to the fabric's ideal measures the load, not how well the fabric carried it.
+OPEN_LOOP = {"poisson", "incast", "periodic"}
+
+
+def workload_kinds(workload: Any) -> set[str]:
+    """Every kind in a workload table, its services and backgrounds included."""
+    if not isinstance(workload, dict):
+        return set()
+    kinds = {workload.get("kind")} - {None, "services"}
+    for part in [*(workload.get("services") or []), workload.get("background")]:
+        kinds |= workload_kinds(part)
+    return kinds
+
+
+def open_loop(summary: Any) -> bool:
+    """Whether a run's workload (from its summary's scenario) has open-loop arrivals."""
+    scenario = summary.get("scenario") if isinstance(summary, dict) else None
+    workload = scenario.get("workload") if isinstance(scenario, dict) else None
+    return bool(workload_kinds(workload) & OPEN_LOOP)
+
+
 class KeyNumber(NamedTuple):
     section: str
     quantity: str
@@ -43,9 +65,23 @@ class KeyNumber(NamedTuple):
     # Measures the simulator rather than the network, so it varies from run to run and machine
     # to machine (sweeps leave these out when they compare backends).
     timing: bool = False
+    # Means nothing for open-loop workloads (the efficiency), so it is missing for them.
+    closed_loop_only: bool = False
+
+    def of(self, summary: dict[str, Any]) -> int | float | None:
+        """The number in a run's summary, or None where the run did not or could not measure
+        it."""
+        if self.closed_loop_only and open_loop(summary):
+            return None
+        found: Any = summary
+        for key in self.keys:
+            if not isinstance(found, dict):
+                return None
+            found = found.get(key)
+        return number(found)
 
     def value(self, run: Results) -> str:
-        return self.fmt(number(run.get(*self.keys)))
+        return self.fmt(self.of(run.summary))
 
     @property
     def integer(self) -> bool:
@@ -76,7 +112,14 @@ KEY_NUMBERS: list[KeyNumber] = [
     KeyNumber(
         "goodput", "aggregate goodput", "goodput_bps", ("goodput", "aggregate_bps"), units.rate
     ),
-    KeyNumber("goodput", "efficiency", "efficiency", ("goodput", "efficiency"), units.percent),
+    KeyNumber(
+        "goodput",
+        "efficiency",
+        "efficiency",
+        ("goodput", "efficiency"),
+        units.percent,
+        closed_loop_only=True,
+    ),
     KeyNumber("goodput", "Jain fairness", "jain", ("goodput", "jain"), units.ratio),
     KeyNumber(
         "goodput",

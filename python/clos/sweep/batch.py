@@ -35,7 +35,7 @@ from rich.progress import (
 
 from clos import simulation, units
 from clos._core import ScenarioError
-from clos.results.key_numbers import KEY_NUMBERS, KeyNumber, number
+from clos.results.key_numbers import KEY_NUMBERS, KeyNumber
 from clos.results.run_folder import SWEEP_RUN_COLUMN
 from clos.scenario import Scenario
 from clos.sweep import executors
@@ -250,7 +250,7 @@ def summary_table(
     ]
     columns.append(pl.Series(RUN_COLUMN, [record.key for record in records], dtype=pl.String))
     for key_number in COLUMNS:
-        values = [number(_get(record.summary, key_number.keys)) for record in records]
+        values = [key_number.of(record.summary) for record in records]
         if key_number.integer:
             values = [None if value is None else int(value) for value in values]
             columns.append(pl.Series(key_number.column, values, dtype=pl.Int64))
@@ -284,12 +284,3 @@ def _as_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, default=str)
-
-
-def _get(summary: dict[str, Any], keys: Sequence[str]) -> Any:
-    value: Any = summary
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
