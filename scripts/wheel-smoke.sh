@@ -25,6 +25,7 @@ case "$where" in "$tmp"/venv/*) ;; *) echo "error: clos imported from $where, no
 clos --version | tee version.txt
 ! grep -q unknown version.txt || { echo "error: the wheel does not know its commit" >&2; exit 1; }
 clos run fat-tree-k4 --out run --quiet >/dev/null
+clos init starter.toml >/dev/null && clos validate starter.toml >/dev/null
 clos sweep ecmp-vs-drill --set workload.stop=1ms --workers 2 --out sweep --quiet >/dev/null
 test -s sweep/sweep.parquet
 clos reproduce vl2 --scale small --out reproduce --quiet >/dev/null

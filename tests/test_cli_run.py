@@ -115,3 +115,39 @@ def test_runs_that_differ_by_overrides_land_in_different_folders(
     ]
     assert sorted(r["overrides"] for r in runs) == [[], ["routing.scheme=spray-random"], ["seed=2"]]
     assert all(r["clos"].startswith("clos ") for r in runs)
+
+
+def test_init_writes_a_starter_that_runs_and_never_replaces_a_file(tmp_path: Path):
+    runner = CliRunner()
+    path = tmp_path / "mine.toml"
+    first = runner.invoke(app, ["init", str(path)])
+    assert first.exit_code == 0, first.output
+    lines = path.read_text().splitlines()
+    # Every section is explained by the comment just above it.
+    sections = [i for i, line in enumerate(lines) if line.startswith("[")]
+    assert len(sections) >= 5
+    assert all(lines[i - 1].startswith("#") for i in sections)
+    run = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out"), "--quiet"])
+    assert run.exit_code == 0, run.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["flows"]["finished"] > 0
+    path.write_text("# mine\n")
+    again = runner.invoke(app, ["init", str(path)])
+    assert again.exit_code == 2
+    assert "exists" in again.output and path.read_text() == "# mine\n"
+
+
+def test_shell_completion_completes_commands_and_options():
+    import os
+    import subprocess
+    import sys
+
+    clos = Path(sys.executable).parent / "clos"
+    env = {
+        **os.environ,
+        "_CLOS_COMPLETE": "complete_bash",
+        "COMP_WORDS": "clos re",
+        "COMP_CWORD": "1",
+    }
+    done = subprocess.run([clos], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["report", "reproduce"]

@@ -36,7 +36,7 @@ from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 app.add_typer(directory_app, name="directory")
@@ -205,6 +205,28 @@ def validate(
         normalised = simulation.validate(loaded, build=True)
         stdout.print(Text(f"ok: {loaded.name}", style="green"))
         stdout.print(Text(describe(normalised)))
+
+
+# `clos init`'s commented starter scenario, which tests/test_cli_run.py validates and runs.
+STARTER = Path(__file__).resolve().parents[1] / "data" / "init" / "scenario.toml"
+
+
+@app.command()
+def init(
+    path: Annotated[
+        Path, typer.Argument(help="Where to write the scenario (it must not exist yet).")
+    ] = Path("scenario.toml"),
+) -> None:
+    """Write a commented starter scenario: a small leaf-spine under web-search traffic, every
+    section explained, ready for `clos run`."""
+    if path.exists():
+        fail(f"{path} exists; clos never replaces a file you have: give another path")
+    try:
+        with path.open("x", encoding="utf-8") as file:
+            file.write(STARTER.read_text(encoding="utf-8"))
+    except OSError as error:
+        fail(f"cannot write {path}: {error.strerror or error}")
+    stdout.print(f"wrote {path}; run it with: clos run {path}", soft_wrap=True)
 
 
 @app.command()
