@@ -327,6 +327,7 @@ def test_report_references_only_real_non_blank_pngs(results: Path):
     shown = images(html)
     names = {path.name for path in shown}
     assert names == {
+        "fabric.png",
         "fct_cdf.png",
         "slowdown_by_bucket.png",
         "goodput_over_time.png",
@@ -397,7 +398,7 @@ def test_empty_optional_tables_and_a_bare_summary(tmp_path: Path):
     )
     text = write_report(bare).read_text()
     assert images(bare / "report.html") == []
-    assert text.count("not plotted") == 7
+    assert text.count("not plotted") == 8  # every figure, the fabric included
     assert "clos report: bare" in text  # no scenario name: the folder's
 
 
@@ -527,3 +528,37 @@ def test_report_names_what_ran(tiny: Path, tmp_path: Path):
     ):
         assert cell in text.replace("\n", ""), cell
     assert "<td>clos</td><td>clos " in text.replace("\n", "")
+
+
+# The fabric's picture (results/fabric.py).
+
+
+def test_fabric_picture_joins_directions_and_places_layers():
+    from clos.results.fabric import _layer_of, _undirected
+
+    links = pl.DataFrame(
+        {
+            "src": ["tor0", "spine0", "h0", "tor0"],
+            "dst": ["spine0", "tor0", "tor0", "h0"],
+            "tier": ["tor_up", "core_down", "host_up", "tor_down"],
+            "utilisation": [0.2, 0.7, 0.5, 0.1],
+            "drops": [1, 2, 0, 0],
+        }
+    )
+    pairs = {(r["a"], r["b"]): r for r in _undirected(links).iter_rows(named=True)}
+    assert pairs["spine0", "tor0"]["utilisation"] == 0.7  # the busier direction
+    assert pairs["spine0", "tor0"]["drops"] == 3  # both directions' drops
+    assert pairs["h0", "tor0"]["drops"] == 0
+    # Leaf-spine has no aggregation layer: its spines sit right above the ToRs.
+    assert _layer_of({"h", "tor", "spine"}) == {"h": 0, "tor": 1, "spine": 2}
+    assert _layer_of({"h", "tor", "agg", "int"}) == {"h": 0, "tor": 1, "agg": 2, "int": 3}
+
+
+@pytest.mark.parametrize("k", [4, 16])
+def test_show_draws_a_fabric_small_or_by_tier(tmp_path: Path, k: int):
+    out = tmp_path / "fabric.png"
+    result = CliRunner().invoke(
+        app, ["show", "fat-tree-k4", "--set", f"topology.k={k}", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert_real_png(out)

@@ -377,6 +377,26 @@ def report(
 
 
 @app.command()
+def show(
+    scenario: Annotated[
+        str, typer.Argument(help="A scenario TOML file or a bundled scenario name.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The PNG to write.")] = Path("fabric.png"),
+    overrides: Overrides = None,
+) -> None:
+    """Draw a scenario's fabric (its switches, hosts and links) into a PNG, without running its
+    traffic; `clos report` draws a run's fabric with its links' utilisation and drops."""
+    with reported_errors():
+        extras.require("plots", "clos show")
+        from clos.results.fabric import draw_fabric
+
+        loaded = Scenario.load(scenario, [*(overrides or []), "stop=1ps", "max_time=1ps"])
+        links = simulation.run(loaded).links
+        plot = draw_fabric(links, out, title=f"{loaded.name}: the fabric", loads=False)
+        stdout.print(f"wrote {plot.file}", soft_wrap=True)
+
+
+@app.command()
 def compare(
     results_dirs: Annotated[
         list[Path],

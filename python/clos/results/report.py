@@ -12,6 +12,7 @@ from typing import Any
 
 from clos import units
 from clos.results import key_numbers, page, plots
+from clos.results.fabric import draw_fabric
 from clos.results.run_folder import SavedRun, load_run
 
 REPORT = "report.html"
@@ -38,6 +39,7 @@ def render(run: SavedRun, html: Path) -> str:
     folder = html.parent / PLOTS
     runs = {run.name: run}
     figures = [
+        draw_fabric(run.links, folder / "fabric.png"),
         plots.fct_cdf(runs, folder / "fct_cdf.png"),
         plots.slowdown_by_bucket(runs, folder / "slowdown_by_bucket.png"),
         plots.goodput_over_time(runs, folder / "goodput_over_time.png"),
