@@ -39,6 +39,13 @@ def test_a_three_segment_flow_by_hand():
     # Two links, each 1,230.4 ns of serialisation and 1 us of delay; then one frame apart.
     assert arrive["time_ps"].to_list() == [4_460_800, 5_691_200, 6_921_600]
     assert t.filter(pl.col("event") == "ack")["seg"].to_list() == [1, 2, 3]
+    # The receiver ACKs each segment as it arrives (`transport.delayed_ack = 1`).
+    ack_send = t.filter(pl.col("event") == "ack_send")
+    assert ack_send["seg"].to_list() == [1, 2, 3]
+    assert ack_send["time_ps"].to_list() == arrive["time_ps"].to_list()
+    # TCP without ECN: no ECN field, no ECE or CWR; no loss, no SACK.
+    assert (t["ecn"] == 0).all() and not t["ece"].any() and not t["cwr"].any()
+    assert (t["sacked"] == 0).all()
     assert t.filter(pl.col("event").is_in(["drop", "drop_ack", "resend", "timeout"])).is_empty()
     assert t["link"].null_count() == t.height
     assert t["time_ps"].is_sorted()
@@ -98,4 +105,4 @@ def test_the_documented_example_runs_and_shows_the_losses():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "docs/measurements.md", "exec"), {})
     # Flow 22 loses 9 packets in those 3 ms and resends each: 18 rows.
-    assert "shape: (18, 6)" in out.getvalue()
+    assert "shape: (18, 10)" in out.getvalue()

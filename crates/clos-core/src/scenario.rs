@@ -407,6 +407,20 @@ pub struct OutputSpec {
     /// Flows (by id) whose every packet event goes into the `trace` table (`metrics/trace.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<u32>,
+    /// Write the traced flows' packets as `trace.pcap` in the run folder, as a capture at this
+    /// end of each flow would see them (`python/clos/results/pcap.py`); the core only checks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<Vantage>,
+}
+
+/// Where a packet capture of a traced flow is taken (`output.pcap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// On the sending host: data as TCP sends it, ACKs as they arrive.
+    Sender,
+    /// On the receiving host: data as it arrives (CE marks and all), ACKs as they leave.
+    Receiver,
 }
 
 fn default_short_flow() -> ByteSize {
@@ -430,6 +444,7 @@ impl Default for OutputSpec {
             short_flow: default_short_flow(),
             long_flow: default_long_flow(),
             trace: Vec::new(),
+            pcap: None,
         }
     }
 }
@@ -612,6 +627,9 @@ impl Scenario {
                 "output.trace",
                 format!("lists {} flows; a run traces at most {}: pick the flows to read", self.output.trace.len(), crate::metrics::trace::MAX_TRACED),
             ));
+        }
+        if self.output.pcap.is_some() && self.output.trace.is_empty() {
+            return Err(bad("output.pcap", "captures the flows output.trace lists, and it lists none: add output.trace = [flow ids]"));
         }
         if self.output.queue_interval.is_some_and(|d| d.0 == 0) {
             return Err(bad("output.queue_interval", "must be positive (e.g. \"10us\"), or left out to sample nothing"));

@@ -97,7 +97,7 @@ macro_rules! numeric_columns {
         }
     )*};
 }
-numeric_columns!(u32, u64, f64, bool);
+numeric_columns!(u8, u32, u64, f64, bool);
 
 impl Column for Vec<String> {
     fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -149,7 +149,7 @@ fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;
     out.set_item("timeseries", table!(py, r.timeseries, bin_start_ps, service, bytes, goodput_bps))?;
     out.set_item("link_timeseries", table!(py, r.link_timeseries, bin_start_ps, link, bytes, utilisation))?;
-    out.set_item("trace", table!(py, r.trace, time_ps, flow, event, seg, sacked, link))?;
+    out.set_item("trace", table!(py, r.trace, time_ps, flow, event, seg, sacked, link, ecn, ece, cwr, sack))?;
     Ok(out)
 }
 

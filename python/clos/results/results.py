@@ -6,7 +6,9 @@
 - `timeseries`: payload delivered per service per `output.bin`;
 - `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`);
 - `trace`: every packet event of the flows `output.trace` lists (send, resend, drop, drop_ack,
-  arrive, ack, timeout, probe; `link` is the port where a queue dropped it, null elsewhere).
+  arrive, ack_send, ack, timeout, probe; `link` is the port where a queue dropped it, null
+  elsewhere; `ecn`, `ece`, `cwr` and `sack` what the packet's headers said), which
+  `write_pcap` (`pcap.py`) turns into a capture Wireshark opens.
 
 On disk a run is a folder of Parquet files and a pretty `summary.json`, so that results can be
 compared later without rerunning and read by any Parquet tool.
@@ -22,11 +24,15 @@ from typing import Any
 
 import polars as pl
 
+from clos.results.pcap import write_pcap
+
 TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries", "trace")
 # Tables that results saved before they existed lack; they load empty.
 OPTIONAL = ("trace",)
 SUMMARY = "summary.json"
 NO_LINK = 2**32 - 1
+SACK_VALUES = 6
+PCAP = "trace.pcap"
 FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY)
 REQUIRED = tuple(f for f in FILES if f.removesuffix(".parquet") not in OPTIONAL)
 
@@ -67,19 +73,34 @@ class Results:
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:
         """Wrap the dict `clos._core.run` returns (summary as JSON text, tables as columns)."""
-        tables = {table: _frame(output[table]) for table in TABLES}
+        trace = dict(output["trace"])
+        # Three SACK blocks (start, end) a row, flat: one fixed-size array a row.
+        sack = pl.Series("sack", trace.pop("sack")).reshape((-1, SACK_VALUES))
+        tables = {table: _frame(output[table]) for table in TABLES if table != "trace"}
         # No link: the core's u32::MAX (`metrics/trace.rs`, NO_LINK).
         link = pl.col("link")
-        tables["trace"] = tables["trace"].with_columns(
-            pl.when(link == NO_LINK).then(None).otherwise(link).alias("link")
+        tables["trace"] = _frame(trace).with_columns(
+            pl.when(link == NO_LINK).then(None).otherwise(link).alias("link"), sack
         )
         return cls(json.loads(output["summary"]), **tables)
+
+    def write_pcap(
+        self, path: str | PathLike[str], vantage: str = "sender", flows: list[int] | None = None
+    ) -> Path:
+        """The traced flows' packets (`output.trace`) as a pcap file Wireshark, tshark and tcptrace
+        open, as a capture on each flow's `vantage` host ("sender" or "receiver") would show
+        them; `flows`: only these. See `clos.results.pcap`."""
+        return write_pcap(self, path, vantage, flows)
 
     def save(self, directory: str | PathLike[str]) -> Path:
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         for table in TABLES:
             getattr(self, table).write_parquet(folder / f"{table}.parquet")
+        if vantage := self.get("scenario", "output", "pcap"):
+            self.write_pcap(folder / PCAP, vantage)
+        else:
+            (folder / PCAP).unlink(missing_ok=True)  # an earlier run's, in a folder run again
         (folder / SUMMARY).write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         return folder
 

@@ -4,7 +4,7 @@ use super::shape::{General, Shape};
 use super::World;
 use crate::event::Event;
 use crate::lb::Fabric;
-use crate::metrics::trace::{Event as TraceEvent, NO_LINK};
+use crate::metrics::trace::{Event as TraceEvent, Marks, NO_LINK};
 use crate::packet::{Packet, FLAG_ACK, FLAG_CE, FLAG_ECE, FLAG_ECT, FLAG_RETX};
 use crate::transport::receiver::Ack;
 use crate::transport::reorder_shim::Segment;
@@ -38,9 +38,6 @@ impl World {
     /// Send segment `seg` of `flow` (`retx`: a retransmission), traced as `event`.
     fn send_given<S: Shape>(&mut self, flow: u32, seg: u32, retx: bool, event: TraceEvent) {
         let f = flow as usize;
-        if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
-            t.record(self.now, flow, event, seg, 0, NO_LINK);
-        }
         let spec = &self.flows[f];
         let mut pkt = Packet {
             flow,
@@ -53,6 +50,10 @@ impl World {
             entropy: self.entropy[f][0],
             ..Packet::default()
         };
+        if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
+            let cwr = pkt.has(FLAG_ECT) && !retx && t.cwr(flow, self.senders[f].cwr_end());
+            t.record(self.now, flow, event, seg, NO_LINK, Marks { cwr, ..Marks::of(&pkt) });
+        }
         let payload = pkt.payload;
         if self.emit::<S>(spec.src, &mut pkt) {
             self.egress_sent(flow, payload);
@@ -80,6 +81,9 @@ impl World {
             sack: ack.sack,
             ..Packet::default()
         };
+        if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
+            t.record(self.now, flow, TraceEvent::AckSend, ack.cum, NO_LINK, Marks::of(&pkt));
+        }
         self.emit::<S>(spec.dst, &mut pkt);
     }
 
@@ -116,8 +120,8 @@ impl World {
         self.counters.delivered += 1;
         let f = pkt.flow as usize;
         if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
-            let (event, sacked) = if pkt.has(FLAG_ACK) { (TraceEvent::Ack, pkt.sack.iter().map(|b| b.1).max().unwrap_or(0)) } else { (TraceEvent::Arrive, 0) };
-            t.record(self.now, pkt.flow, event, pkt.seg, sacked, NO_LINK);
+            let event = if pkt.has(FLAG_ACK) { TraceEvent::Ack } else { TraceEvent::Arrive };
+            t.record(self.now, pkt.flow, event, pkt.seg, NO_LINK, Marks::of(&pkt));
         }
         if pkt.has(FLAG_ACK) {
             let rack_before = if self.params.rack { self.senders[f].rack_at } else { 0 };
@@ -290,7 +294,7 @@ impl World {
             }
             Some(_) => {
                 if let Some(tr) = self.trace.as_mut() {
-                    tr.record(self.now, flow, TraceEvent::Timeout, self.senders[f].una, 0, NO_LINK);
+                    tr.record(self.now, flow, TraceEvent::Timeout, self.senders[f].una, NO_LINK, Marks::default());
                 }
                 self.senders[f].on_timeout(self.now);
                 self.rto[f].deadline = None;

@@ -20,7 +20,7 @@ use crate::fabric::scheduler::Class;
 use crate::fabric::{Enqueued, Offered, Ports};
 use crate::lb::{Fabric, Forwarder, Known};
 use crate::metrics::recorder::Recorder;
-use crate::metrics::trace::{Event as TraceEvent, Trace, NO_LINK};
+use crate::metrics::trace::{Event as TraceEvent, Marks, Trace, NO_LINK};
 use crate::metrics::Counters;
 use crate::packet::{Packet, PacketPool, FLAG_ACK, FLAG_CE};
 use crate::rng::{mix64, Streams};
@@ -813,7 +813,7 @@ impl World {
         }
         if let Some(t) = self.trace.as_mut() {
             let event = if pkt.has(FLAG_ACK) { TraceEvent::DropAck } else { TraceEvent::Drop };
-            t.record(self.now, pkt.flow, event, pkt.seg, 0, port);
+            t.record(self.now, pkt.flow, event, pkt.seg, port, Marks::of(pkt));
         }
         self.pool.free(h);
         self.counters.dropped += 1;

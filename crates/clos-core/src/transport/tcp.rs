@@ -271,6 +271,12 @@ impl Sender {
         self.mss
     }
 
+    /// Where the latest window reduction ends (`nxt` when it began): the packet trace reads
+    /// its moves to set CWR (`metrics/trace.rs`).
+    pub fn cwr_end(&self) -> u32 {
+        self.cwr_end
+    }
+
     pub fn payload(&self, seg: u32) -> u32 {
         let start = seg as u64 * self.mss;
         self.bytes.saturating_sub(start).min(self.mss) as u32
