@@ -151,3 +151,18 @@ def test_shell_completion_completes_commands_and_options():
     }
     done = subprocess.run([clos], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["report", "reproduce"]
+
+
+def test_a_run_records_its_scenario_and_reruns_from_it_bit_for_bit(tmp_path: Path):
+    runner = CliRunner()
+    first, second = tmp_path / "first", tmp_path / "second"
+    args = ["run", "leaf-spine-permutation", "--set", "routing.scheme=drill", "--quiet"]
+    assert runner.invoke(app, [*args, "--out", str(first)]).exit_code == 0
+    text = (first / "scenario.toml").read_text()
+    assert "# overrides given: --set routing.scheme=drill" in text
+    rerun = ["run", str(first / "scenario.toml"), "--out", str(second), "--quiet"]
+    assert runner.invoke(app, rerun).exit_code == 0
+    a, b = (json.loads((f / "summary.json").read_text()) for f in (first, second))
+    for volatile in ("stats", "run"):  # timings, and how each was asked for
+        a.pop(volatile), b.pop(volatile)
+    assert a == b

@@ -356,6 +356,7 @@ def test_report_shows_the_key_numbers(results: Path):
         "7.30 M/s",
         "1.370 s",
         "66.0 MB",
+        "1.400 s wall, 1.370 s CPU, for 20.000 ms simulated",  # the run's time taken
     ):
         assert f"<td>{number}</td>" in text, number
 

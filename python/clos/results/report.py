@@ -13,6 +13,7 @@ from typing import Any
 from clos import units
 from clos.results import key_numbers, page, plots
 from clos.results.fabric import draw_fabric
+from clos.results.results import SCENARIO
 from clos.results.run_folder import SavedRun, load_run
 
 REPORT = "report.html"
@@ -76,6 +77,8 @@ def _settings(run: SavedRun) -> list[str]:
         ("seed", str(run.get("scenario", "seed"))),
         ("overrides", " ".join(overrides) if overrides else "none"),
         ("clos", str(run.get("run", "clos") or "not recorded")),
+        ("time taken", _time_taken(run)),
+        ("scenario file", "scenario.toml" if (run.folder / SCENARIO).is_file() else "not saved"),
     ]
     rows = identity + [
         (f"{section}.{key}", value)
@@ -85,6 +88,17 @@ def _settings(run: SavedRun) -> list[str]:
     if not rows:
         return []
     return [page.heading("Run"), page.table(("setting", "value"), rows)]
+
+
+def _time_taken(run: SavedRun) -> str:
+    wall, cpu = run.get("stats", "wall_seconds"), run.get("stats", "cpu_seconds")
+    simulated = run.get("stats", "simulated_seconds")
+    if not isinstance(wall, int | float):
+        return "not recorded"
+    return (
+        f"{units.duration(wall)} wall, {units.duration(cpu)} CPU, for "
+        f"{units.duration(simulated)} simulated"
+    )
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
