@@ -60,7 +60,7 @@ def test_bundled_data_lives_in_the_package():
     assert experiments_root() == PACKAGE / "data" / "experiments"
     assert "ecmp-vs-drill" in bundled_spec_names()
     spec = SweepSpec.load("ecmp-vs-drill")
-    assert spec.name == "ecmp-vs-drill" and spec.size == 12
+    assert spec.name == "ecmp-vs-drill" and spec.size == 18
 
 
 def test_an_unknown_spec_name_lists_the_bundled_ones(tmp_path, monkeypatch):

@@ -383,11 +383,16 @@ def test_example_spec_runs_at_a_small_size(tmp_path: Path):
         EXAMPLE, tmp_path, overrides=["workload.stop=1ms"], workers=1, progress=False
     )
     spec = SweepSpec.load(EXAMPLE)
-    assert table.height == spec.size == 12
+    assert table.height == spec.size == 18
     assert table.select(list(spec.parameters)).rows() == list(
         itertools.product(*spec.parameters.values())
     )
     assert (table["finished"] == table["flows"]).all() and (table["flows"] > 0).all()
+    # The bundled spec's three seeds: a mean and an interval per scheme and load, and the page.
+    stats = pl.read_csv(tmp_path / "sweep-stats.csv")
+    assert stats.height == 6 and (stats["seeds"] == 3).all()
+    assert stats["fct_p99_s_ci95"].null_count() == 0
+    assert "sweep-fct_p99_s.png" in (tmp_path / "sweep.html").read_text()
 
 
 def blocks(language: str, text: str) -> list[str]:
