@@ -129,7 +129,7 @@ def layer(module: str) -> int:
 
 def test_the_python_graph_sees_the_imports_it_should():
     graph = python_graph()
-    assert "clos.results.results" in graph["clos.simulation"]
+    assert "clos.results.run" in graph["clos.simulation"]
     assert "clos.sweep.batch" in graph["clos.sweep.sweep"]
     assert "clos.results.plots" in graph["clos.results.compare"]  # a lazy import counts
 

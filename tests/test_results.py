@@ -54,7 +54,7 @@ def test_repr_is_one_short_line_naming_the_run(tiny: Path):
     tables' sizes, not every table's contents (issue 35)."""
     text = repr(clos.run(tiny))
     assert "\n" not in text and len(text) < 300, text
-    assert text.startswith("Results('tiny', 4 flows (4 finished)") and "flows 4 rows" in text, text
+    assert text.startswith("Run('tiny', 4 flows (4 finished)") and "flows 4 rows" in text, text
 
 
 def test_efficiency_is_missing_for_open_loop_workloads():

@@ -13,6 +13,10 @@ EXTRAS = {
         "figures: clos report, the page of clos compare, reproduce.html's plots",
     ),
     "dask": ("distributed", "sweeps and reproductions on a Dask cluster (--scheduler)"),
+    "notebook": (
+        "pandas",
+        "tables as pandas DataFrames (to_pandas), with the plots extra's figures",
+    ),
 }
 
 

@@ -7,11 +7,12 @@ that nothing below the top level depends on `clos/__init__.py`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from os import PathLike
 from typing import Any
 
 from clos import _core
-from clos.results.results import Results
+from clos.results.run import Run
 from clos.scenario import Scenario
 
 ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
@@ -19,13 +20,21 @@ ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
 VERSION = _core.version()
 
 
-def run(scenario: ScenarioLike, progress: _core.Progress | None = None) -> Results:
-    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario.
+def run(
+    scenario: ScenarioLike,
+    progress: _core.Progress | None = None,
+    overrides: Iterable[str] = (),
+) -> Run:
+    """Simulate a scenario: a table, a TOML path, a bundled scenario name, or a Scenario, with
+    `overrides` as `clos run --set` takes them (`["routing.scheme=drill"]`).
 
     `progress`, if given, is called as `progress(simulated_s, end_s, flows_done, flows, events)`
-    about every million events (`clos.cli.progress.RunProgress` draws a bar from it).
+    about every million events (`clos.cli.progress.RunProgress` draws a bar from it). The
+    result (`clos.results.run.Run`) holds the tables as polars DataFrames, and shows its key
+    numbers in a notebook; `run.plot(name)` draws the report's figures.
     """
-    return Results.from_core(_core.run(Scenario.of(scenario).to_json(), progress))
+    loaded = Scenario.of(scenario).with_overrides(overrides)
+    return Run.from_core(_core.run(loaded.to_json(), progress))
 
 
 def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
@@ -35,6 +44,6 @@ def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
     return json.loads(_core.validate(Scenario.of(scenario).to_json(), build))
 
 
-def load_results(directory: str | PathLike[str]) -> Results:
+def load_results(directory: str | PathLike[str]) -> Run:
     """Results saved earlier by `clos run` or Results.save."""
-    return Results.load(directory)
+    return Run.load(directory)

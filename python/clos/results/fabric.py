@@ -62,7 +62,7 @@ def _undirected(links: pl.DataFrame) -> pl.DataFrame:
 
 
 def draw_fabric(
-    links: pl.DataFrame, path: Path, title: str = "the fabric", loads: bool = True
+    links: pl.DataFrame, path: Path | None = None, title: str = "the fabric", loads: bool = True
 ) -> Plot:
     """Draw the fabric of a run's links table into the PNG at `path`; without `loads`, its
     structure alone (every link grey)."""
@@ -73,7 +73,8 @@ def draw_fabric(
         else "The fabric's switches, hosts and links, layer by layer from the hosts up."
     )
     if links.is_empty() or not {"src", "dst", "utilisation", "drops"} <= set(links.columns):
-        path.unlink(missing_ok=True)
+        if path is not None:
+            path.unlink(missing_ok=True)
         return Plot(title, caption, skipped="the run saved no links table")
     nodes = sorted(set(links["src"]) | set(links["dst"]), key=_role)
     layers = _layer_of({_role(n)[0] for n in nodes})
@@ -98,10 +99,11 @@ def draw_fabric(
         figure.colorbar(ScalarMappable(norm, cmap), ax=axes, label="utilisation", fraction=0.03)
     axes.set_axis_off()
     axes.set_title(title)
-    path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
-    figure.savefig(path, dpi=DPI)
-    return Plot(title, caption, path)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, dpi=DPI)
+    return Plot(title, caption, path, figure=figure)
 
 
 def _positions(nodes: list[str], layers: dict[str, int]) -> dict[str, tuple[float, float]]:

@@ -12,16 +12,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Plot:
-    """One figure of a page: its PNG, or why it was skipped (no file then)."""
+    """One figure of a page: its PNG (none when drawn without a path), or why it was skipped
+    (no file then); `figure` is the matplotlib Figure itself, for a notebook."""
 
     title: str
     caption: str
     file: Path | None = None
     skipped: str | None = None
+    figure: Any = None
 
 
 STYLE = """

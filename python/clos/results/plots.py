@@ -1,7 +1,7 @@
 """The figures of `clos report` and `clos compare`, each drawn from saved runs into one PNG.
 
 Every function takes the runs to draw (label -> run; one run for a report, several overlaid for a
-comparison) and the PNG path, and returns a `Plot`. When the runs hold no data for a figure (an
+comparison) and the PNG path (none: only the figure, for a notebook), and returns a `Plot`. When the runs hold no data for a figure (an
 optional table is empty, a summary section is absent in older results) the figure is skipped:
 `Plot.skipped` says why and no file is written, so a report never fails on a thin run.
 
@@ -39,16 +39,24 @@ def _has(frame: pl.DataFrame, *columns: str) -> bool:
     return not frame.is_empty() and set(columns) <= set(frame.columns)
 
 
-def _save(figure: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _save(figure: Figure, path: Path | None) -> Path | None:
     figure.tight_layout()
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI)
     return path
 
 
-def _skip(title: str, caption: str, path: Path, reason: str) -> Plot:
+def _drawn(title: str, caption: str, figure: Figure, path: Path | None) -> Plot:
+    """A drawn figure, saved to `path` when there is one."""
+    return Plot(title, caption, _save(figure, path), figure=figure)
+
+
+def _skip(title: str, caption: str, path: Path | None, reason: str) -> Plot:
     # A PNG left from an earlier report of the same folder would now be stale.
-    path.unlink(missing_ok=True)
+    if path is not None:
+        path.unlink(missing_ok=True)
     return Plot(title, caption, skipped=reason)
 
 
@@ -94,7 +102,7 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else float("nan")
 
 
-def fct_cdf(runs: Runs, path: Path) -> Plot:
+def fct_cdf(runs: Runs, path: Path | None = None) -> Plot:
     title = "Flow completion time"
     caption = "CDF of the completion time of finished flows (log scale)."
     figure = Figure(figsize=(7, 4.2))
@@ -115,10 +123,10 @@ def fct_cdf(runs: Runs, path: Path) -> Plot:
     axes.set_ylabel("fraction of flows")
     axes.grid(True, which="both", alpha=0.3)
     _legend(axes, drawn)
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
-def slowdown_by_bucket(runs: Runs, path: Path) -> Plot:
+def slowdown_by_bucket(runs: Runs, path: Path | None = None) -> Plot:
     title = "Slowdown by flow size"
     caption = (
         "Mean and p99 slowdown (FCT over the FCT alone on an idle fabric) per flow-size bucket "
@@ -159,10 +167,10 @@ def slowdown_by_bucket(runs: Runs, path: Path) -> Plot:
     axes.set_ylabel("slowdown")
     axes.grid(True, axis="y", which="both", alpha=0.3)
     axes.legend(fontsize="small")
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
-def goodput_over_time(runs: Runs, path: Path) -> Plot:
+def goodput_over_time(runs: Runs, path: Path | None = None) -> Plot:
     title = "Goodput over time"
     one = len(runs) == 1
     caption = (
@@ -203,7 +211,7 @@ def goodput_over_time(runs: Runs, path: Path) -> Plot:
     axes.set_ylim(bottom=0)
     axes.grid(True, alpha=0.3)
     _legend(axes, drawn)
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
 def _with_tiers(run: SavedRun, table: pl.DataFrame, *columns: str) -> pl.DataFrame:
@@ -216,7 +224,7 @@ def _with_tiers(run: SavedRun, table: pl.DataFrame, *columns: str) -> pl.DataFra
     return table.with_columns(pl.col("link").cast(pl.Int64)).join(links, on="link")
 
 
-def queue_length_cdf(run: SavedRun, path: Path) -> Plot:
+def queue_length_cdf(run: SavedRun, path: Path | None = None) -> Plot:
     title = "Queue length per tier"
     caption = (
         "Left: CDF of sampled switch-port queue lengths, one line per tier. Right: CDF of the "
@@ -254,10 +262,10 @@ def queue_length_cdf(run: SavedRun, path: Path) -> Plot:
     spread.set_xlabel("stdev of uplink queue lengths (KB)")
     spread.set_ylabel("fraction of (switch, time) samples")
     spread.grid(True, alpha=0.3)
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
-def utilisation_cdf(run: SavedRun, path: Path) -> Plot:
+def utilisation_cdf(run: SavedRun, path: Path | None = None) -> Plot:
     title = "Link utilisation per tier"
     caption = (
         "CDF of link utilisation, one line per tier: over the whole run (left) and per time bin "
@@ -280,10 +288,10 @@ def utilisation_cdf(run: SavedRun, path: Path) -> Plot:
         axes.set_xlim(-0.02, 1.02)
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize="small")
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
-def split_fairness_over_time(run: SavedRun, path: Path) -> Plot:
+def split_fairness_over_time(run: SavedRun, path: Path | None = None) -> Plot:
     title = "Split fairness over time"
     caption = (
         "Jain's index of the bytes each switch sent on each of its uplinks per time bin; solid: "
@@ -321,10 +329,10 @@ def split_fairness_over_time(run: SavedRun, path: Path) -> Plot:
     axes.set_ylim(0, 1.05)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="small")
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)
 
 
-def per_hop_queueing(runs: Runs, path: Path) -> Plot:
+def per_hop_queueing(runs: Runs, path: Path | None = None) -> Plot:
     title = "Queueing delay and drops per hop"
     caption = (
         "Left: mean and p99 queueing delay of packets at each tier, in the order a packet meets "
@@ -362,4 +370,4 @@ def per_hop_queueing(runs: Runs, path: Path) -> Plot:
     drop_axes.set_ylabel("packets dropped")
     drop_axes.grid(True, axis="y", alpha=0.3)
     _legend(drop_axes, len(drops))
-    return Plot(title, caption, _save(figure, path))
+    return _drawn(title, caption, figure, path)

@@ -54,7 +54,7 @@ class Results:
         """One line a notebook can show: what ran and its headline numbers, not every table."""
         name = self.get("scenario", "name") or "scenario"
         flows, finished = self.get("flows", "count"), self.get("flows", "finished")
-        parts = [f"Results({name!r}", f"{flows} flows ({finished} finished)"]
+        parts = [f"{type(self).__name__}({name!r}", f"{flows} flows ({finished} finished)"]
         if (goodput := self.get("goodput", "aggregate_bps")) is not None:
             parts.append(f"goodput {goodput / 1e9:.3g} Gb/s")
         if (fct := self.get("flows", "fct_p99_s")) is not None:
