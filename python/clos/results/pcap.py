@@ -18,6 +18,11 @@ addresses (host h is 10.0.0.0 + h + 1, MAC 02:00 + h), ports (49152 + flow id mo
 5001), ISNs (`isn`), the window field (`transport.rwnd` scaled by 2^7, as Linux's usual
 window scale), IP ID 0 with DF, TTL 64, a zero TCP checksum, no SYN or FIN, no timestamps
 option.
+
+The file is written with `struct` rather than a packet library: the format is a 24-byte header
+and a 16-byte record header per packet (libpcap's), and the headers are fixed layouts, so a
+runtime dependency (scapy, dpkt) would buy nothing; the tests read the files back with dpkt,
+which shares no code with this writer.
 """
 
 from __future__ import annotations
