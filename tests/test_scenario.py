@@ -93,3 +93,45 @@ def test_cdf_files_are_relative_to_the_scenario_and_bundled_names_are_kept(tmp_p
     assert services[0]["cdf"] == str((folder / "sizes.cdf").resolve())
     assert services[1]["cdf"] == "websearch_dctcp"
     assert services[1]["concurrency"] == "vl2"
+
+
+def test_line_of_finds_the_line_that_writes_a_field():
+    from clos.scenario import line_of
+
+    text = """name = "x"
+topology.kind = "leaf_spine"
+
+[routing]
+scheme = "ecmpp"
+
+[[workload.services]]
+cdf = "websearch_dctcp"
+
+[[workload.services]]
+load = 0.1
+"""
+    assert line_of(text, "routing.scheme") == 5
+    assert line_of(text, "topology.kind") == 2  # a dotted key at the top
+    assert line_of(text, "workload.services[1].load") == 11  # the second [[...]]
+    assert line_of(text, "workload.services[1].cdf") == 10  # not written: its table's line
+    assert line_of(text, "routing.d") == 4
+    assert line_of(text, "switch.buffer") is None
+
+
+def test_errors_name_the_file_and_line_unless_an_override_wrote_the_field(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from clos.cli.main import app
+
+    path = tmp_path / "typo.toml"
+    path.write_text(
+        'name = "x"\n[topology]\nkind = "leaf_spine"\nleaves = 2\nspines = 1\n'
+        'hosts_per_leaf = 2\n[routing]\nscheme = "ecmpp"\n'
+        '[workload]\nkind = "permutation"\nbytes = "1KB"\n'
+    )
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:8: routing.scheme: unknown value" in " ".join(result.output.split())
+    result = CliRunner().invoke(app, ["validate", str(path), "--set", "routing.scheme=ecmpq"])
+    assert result.exit_code == 2
+    assert f"{path}:" not in result.output and "routing.scheme" in result.output

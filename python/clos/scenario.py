@@ -270,3 +270,59 @@ def describe(scenario: dict[str, Any]) -> str:
         f"{workload.get('kind', '?')} workload ({load}); "
         f"{moves}stop at {scenario.get('stop', '?')}"
     )
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(
+    r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-]+)(?:\s*\.\s*(?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-]+))*)\s*="
+)
+
+
+def _parts(dotted: str) -> list[str]:
+    return [p.strip().strip("\"'") for p in re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", dotted)]
+
+
+def line_of(text: str, field: str) -> int | None:
+    """The line (1-based) of a TOML file that writes `field` (a dotted path as errors name it,
+    with array indices: `workload.services[1].cdf`), or the line of the nearest table above it
+    that the file writes; None if the file writes none of it."""
+    want = re.sub(r"\[(\d+)\]", r".\1", field).split(".")
+    best: tuple[int, int] | None = None  # (parts matched, line)
+    table: list[str] = []
+    counts: dict[tuple[str, ...], int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = _parts(header.group(2))
+            if header.group(1) == "[[":
+                key = tuple(table)
+                counts[key] = counts.get(key, -1) + 1
+                table = [*table, str(counts[key])]
+            path = table
+        else:
+            key = _KEY.match(line)
+            if not key:
+                continue
+            path = [*table, *_parts(key.group(1))]
+        matched = 0
+        while matched < min(len(path), len(want)) and path[matched] == want[matched]:
+            matched += 1
+        if matched == len(path) and (best is None or matched > best[0]):
+            best = (matched, number)
+    return best[1] if best else None
+
+
+def located(message: str, scenario: Scenario, overrides: Iterable[str] = ()) -> str:
+    """`message` (an error naming a field first, `routing.scheme: ...`) with the file and line
+    that wrote the field in front, as compilers print them; as it is when the field came from an
+    override or the scenario has no file."""
+    field = message.split(":", 1)[0].strip()
+    if scenario.source is None or " " in field or not field:
+        return message
+    if any(o.split("=", 1)[0].strip() == field for o in overrides):
+        return message
+    try:
+        line = line_of(scenario.source.read_text(encoding="utf-8"), field)
+    except (OSError, UnicodeDecodeError):
+        return message
+    return f"{scenario.source}:{line}: {message}" if line else message

@@ -30,7 +30,7 @@ from clos.cli.tables import (
     sweep_table,
 )
 from clos.results.results import Results
-from clos.scenario import Scenario, describe
+from clos.scenario import Scenario, describe, located
 from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
 
 app = typer.Typer(
@@ -69,6 +69,15 @@ def reported_errors() -> Iterator[None]:
         yield
     except (ScenarioError, OSError) as error:
         fail(str(error))
+
+
+@contextmanager
+def at_its_line(scenario: Scenario, overrides: list[str] | None) -> Iterator[None]:
+    """A scenario error names the file and line that wrote its field, as compilers do."""
+    try:
+        yield
+    except ScenarioError as error:
+        raise ScenarioError(located(str(error), scenario, overrides or [])) from None
 
 
 def fail(message: str) -> NoReturn:
@@ -171,7 +180,8 @@ def run(
             return
         loaded = Scenario.load(scenario, overrides or [])
         folder = writable_folder(out or default_folder(loaded.slug, overrides or []))
-        results = simulate(loaded, quiet)
+        with at_its_line(loaded, overrides):
+            results = simulate(loaded, quiet)
         results.summary["run"] = {"overrides": list(overrides or []), "clos": build_info.describe()}
         folder = results.save(folder)
         if not quiet:
@@ -202,7 +212,8 @@ def validate(
     before its first event (its flows file, hosts, fabric and workload are built, then dropped)."""
     with reported_errors():
         loaded = Scenario.load(scenario, overrides or [])
-        normalised = simulation.validate(loaded, build=True)
+        with at_its_line(loaded, overrides):
+            normalised = simulation.validate(loaded, build=True)
         stdout.print(Text(f"ok: {loaded.name}", style="green"))
         stdout.print(Text(describe(normalised)))
 
