@@ -174,8 +174,16 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         ds.wait_ready(i, Duration::from_secs(20)).await?;
     }
     let mut agents = Vec::new();
+    // Updates come from the provisioning system (VL2 §4.3.2): one provisioner client per agent,
+    // so that updates spread over sessions as before.
+    let mut provisioners = Vec::new();
     for a in 0..options.agents {
-        let mut config = ResolverConfig::new(ds.addrs(), ds.token.as_bytes(), aa(a));
+        let mut config = ResolverConfig::provisioner(ds.addrs(), ds.tokens.provisioner.as_bytes());
+        config.seed = options.seed.wrapping_mul(1000).wrapping_add(a as u64) ^ 0x9e37;
+        let p = Arc::new(Resolver::new(config).map_err(anyhow::Error::msg)?);
+        p.connect_all().await;
+        provisioners.push(p);
+        let mut config = ResolverConfig::new(ds.addrs(), ds.tokens.agent.as_bytes(), aa(a));
         config.k = options.k;
         config.cache = false;
         config.seed = options.seed.wrapping_mul(1000).wrapping_add(a as u64);
@@ -190,7 +198,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
     let mut written = 0usize;
     for &rate in &options.update_rates {
         let cpu0 = servers_cpu(&ds, options.servers);
-        let (step, count) = update_step(&agents, rate, options.step, written, &mut rng).await;
+        let (step, count) = update_step(&provisioners, rate, options.step, written, &mut rng).await;
         written += count;
         let cpu = servers_cpu(&ds, options.servers) - cpu0;
         let step = Step { server_cpu_s: cpu, per_server_cpu_s: step.completed as f64 / cpu.max(1e-9), ..step };
@@ -244,6 +252,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         eprintln!("wrote {}", out.display());
     }
     drop(agents);
+    drop(provisioners);
     drop(ds);
     drop(etcd);
     if options.dir.is_none() {

@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context};
 
 use crate::address::Aa;
 use crate::connection::{Connection, Outcome};
+use crate::credentials::PrincipalConfig;
 use crate::store::Store;
 use crate::wire::{Reply, Request, Role};
 
@@ -199,7 +200,6 @@ impl Drop for EtcdCluster {
 /// Settings written into each directory server's config file.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    pub token: String,
     pub workers: usize,
     pub batch_window: String,
     pub probe_interval: String,
@@ -211,12 +211,14 @@ pub struct ServerOptions {
     /// `[sessions]`: the Hello deadline and the cap on sessions still waiting for one.
     pub hello_timeout: String,
     pub max_unauthenticated: usize,
+    /// Principals beyond the cluster's own (`LocalTokens`), e.g. a provisioner scoped to one
+    /// service, or an agent credential naming one AA.
+    pub principals: Vec<PrincipalConfig>,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            token: "clos-directory-local".into(),
             workers: 1,
             batch_window: "50ms".into(),
             probe_interval: "250ms".into(),
@@ -227,8 +229,37 @@ impl Default for ServerOptions {
             log_format: "json".into(),
             hello_timeout: "2s".into(),
             max_unauthenticated: 256,
+            principals: Vec::new(),
         }
     }
+}
+
+/// The credentials a local cluster makes for itself, each in a token file in its folder: an
+/// agent that may speak as any AA (`agent.token`; fine on loopback, see docs/directory.md),
+/// a provisioner of every service (`provisioner.token`), a ToR (`tor.token`), and one peer
+/// credential per directory server (`ds<i>.peer.token`).
+#[derive(Clone, Debug)]
+pub struct LocalTokens {
+    pub agent: String,
+    pub provisioner: String,
+    pub tor: String,
+    /// Each directory server's peer credential, by server index.
+    pub peers: Vec<String>,
+}
+
+/// 16 random bytes from the kernel, in hex: a fresh token.
+pub fn new_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn with_token_file(dir: &Path, name: &str, role: Role, file: &str) -> anyhow::Result<(PrincipalConfig, String)> {
+    let token = new_token()?;
+    std::fs::write(dir.join(file), &token)?;
+    let principal = PrincipalConfig { token: None, token_file: Some(PathBuf::from(file)), ..PrincipalConfig::new(name, role, "") };
+    Ok((principal, token))
 }
 
 pub struct DirectoryServer {
@@ -243,7 +274,7 @@ pub struct DirectoryServer {
 pub struct DirectoryServers {
     pub servers: Vec<DirectoryServer>,
     binary: PathBuf,
-    pub token: String,
+    pub tokens: LocalTokens,
 }
 
 impl DirectoryServers {
@@ -251,8 +282,20 @@ impl DirectoryServers {
     /// through a partitionable proxy) and starts them.
     pub fn start(dir: &Path, binary: &Path, store_endpoints: &[Vec<String>], options: &ServerOptions) -> anyhow::Result<DirectoryServers> {
         let addrs: Vec<SocketAddr> = store_endpoints.iter().map(|_| Ok(SocketAddr::from(([127, 0, 0, 1], free_port()?)))).collect::<std::io::Result<_>>()?;
-        let token_file = dir.join("token");
-        std::fs::write(&token_file, &options.token)?;
+        let (mut agent, agent_token) = with_token_file(dir, "agents", Role::Agent, "agent.token")?;
+        agent.aas = Some(vec!["*".into()]);
+        let (mut provisioner, provisioner_token) = with_token_file(dir, "provisioning", Role::Provisioner, "provisioner.token")?;
+        provisioner.services = Some(vec!["*".into()]);
+        let (tor, tor_token) = with_token_file(dir, "tors", Role::Tor, "tor.token")?;
+        let mut principals = vec![agent, provisioner, tor];
+        let mut peer_tokens = Vec::new();
+        for i in 0..addrs.len() {
+            let (peer, token) = with_token_file(dir, &format!("ds{i}"), Role::Peer, &format!("ds{i}.peer.token"))?;
+            principals.push(peer);
+            peer_tokens.push(token);
+        }
+        principals.extend(options.principals.iter().cloned());
+        let principals: String = principals.iter().map(|p| format!("\n{}", p.to_toml())).collect();
         let mut servers = Vec::new();
         for (i, endpoints) in store_endpoints.iter().enumerate() {
             let name = format!("ds{i}");
@@ -261,7 +304,7 @@ impl DirectoryServers {
             let endpoints: Vec<String> = endpoints.iter().map(|e| format!("\"{e}\"")).collect();
             let mut text = String::new();
             let _ = writeln!(text, "# Directory server {name}, written by clos-directory's local cluster.");
-            let _ = writeln!(text, "name = \"{name}\"\nlisten = \"{}\"\ntoken_file = \"token\"", addrs[i]);
+            let _ = writeln!(text, "name = \"{name}\"\nlisten = \"{}\"", addrs[i]);
             let _ = writeln!(text, "workers = {}\nlog_format = \"{}\"\npeers = [{}]", options.workers, options.log_format, peers.join(", "));
             let _ = writeln!(text, "\n[store]\nendpoints = [{}]", endpoints.join(", "));
             let _ = writeln!(
@@ -272,12 +315,14 @@ impl DirectoryServers {
             let _ = writeln!(text, "\n[updates]\nbatch_window = \"{}\"", options.batch_window);
             let _ = writeln!(text, "\n[policy]\nisolate_services = {}", options.isolate_services);
             let _ = writeln!(text, "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}", options.hello_timeout, options.max_unauthenticated);
+            let _ = write!(text, "\n# Who may open a session, and as what (docs/directory.md#credentials).{principals}");
             let config = dir.join(format!("{name}.toml"));
             std::fs::write(&config, text)?;
             let log = dir.join(format!("{name}.log"));
             servers.push(DirectoryServer { name, addr: addrs[i], config, log, child: None });
         }
-        let mut all = DirectoryServers { servers, binary: binary.to_path_buf(), token: options.token.clone() };
+        let tokens = LocalTokens { agent: agent_token, provisioner: provisioner_token, tor: tor_token, peers: peer_tokens };
+        let mut all = DirectoryServers { servers, binary: binary.to_path_buf(), tokens };
         for i in 0..all.servers.len() {
             all.restart(i)?;
         }
@@ -321,7 +366,7 @@ impl DirectoryServers {
         let deadline = Instant::now() + timeout;
         let s = &self.servers[i];
         loop {
-            if let Ok(c) = Connection::open(s.addr, Role::Agent, Aa(0), self.token.as_bytes(), Duration::from_millis(300), None).await {
+            if let Ok(c) = Connection::open(s.addr, Role::Agent, Aa(0), self.tokens.agent.as_bytes(), Duration::from_millis(300), None).await {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 if c.send(1, Request::Lookup { id: 1, target: Aa(0) }, (tx, 0)) {
                     if let Ok(Some((_, Outcome::Reply(r)))) = tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::credentials::{Credentials, PrincipalConfig};
 use crate::duration::serde_text;
 use crate::policy::PolicyConfig;
+use crate::wire::Role;
 use crate::wire::DEFAULT_MAX_FRAME_BYTES;
 
 #[derive(Debug, Deserialize)]
@@ -20,17 +22,22 @@ pub struct ServerConfig {
     pub name: String,
     /// Where agents, ToRs and peers connect, e.g. "127.0.0.1:7001".
     pub listen: SocketAddr,
-    /// The shared secret every session must present in its Hello. Give `token` or `token_file`.
+    /// No longer accepted (one secret for every role, issue 42): kept only to say what replaces
+    /// it, `[[principals]]`.
     #[serde(default)]
     pub token: Option<String>,
     #[serde(default)]
     pub token_file: Option<PathBuf>,
+    /// Everyone who may open a session, each with its own role and token (`credentials.rs`).
+    #[serde(default)]
+    pub principals: Vec<PrincipalConfig>,
     /// Threads answering sessions; lookups scale with them.
     #[serde(default = "defaults::workers")]
     pub workers: usize,
     #[serde(default = "defaults::max_frame_bytes")]
     pub max_frame_bytes: usize,
-    /// Other directory servers to push acknowledged updates to (VL2 §4.3.2, optional).
+    /// Other directory servers to push acknowledged updates to (VL2 §4.3.2, optional). The
+    /// server presents the token of the peer principal named as itself (`name`).
     #[serde(default)]
     pub peers: Vec<SocketAddr>,
     /// "json" (one object per line, for machines) or "text".
@@ -176,13 +183,10 @@ impl ServerConfig {
     pub fn load(path: &Path) -> Result<ServerConfig, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the config file: {e}", path.display()))?;
         let mut config = ServerConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if config.token.is_some() && config.token_file.is_some() {
-            return Err(format!("{}: token, token_file: give one of them, not both", path.display()));
-        }
-        if let Some(file) = &config.token_file {
-            let file = if file.is_relative() { path.parent().unwrap_or(Path::new(".")).join(file) } else { file.clone() };
-            let token = std::fs::read_to_string(&file).map_err(|e| format!("{}: token_file: cannot read {}: {e}", path.display(), file.display()))?;
-            config.token = Some(token.trim().to_string());
+        config.check_no_shared_token().map_err(|e| format!("{}: {e}", path.display()))?;
+        let folder = path.parent().unwrap_or(Path::new("."));
+        for (i, principal) in config.principals.iter_mut().enumerate() {
+            principal.read_token_file(folder).map_err(|e| format!("{}: principals[{i}] ({}).{e}", path.display(), principal.name))?;
         }
         config.check().map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(config)
@@ -193,13 +197,40 @@ impl ServerConfig {
         toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
     }
 
+    /// The single cluster token of earlier versions let whoever held it open any role: push
+    /// forged replication, rewrite any AA (issue 42). It is refused with what replaces it.
+    fn check_no_shared_token(&self) -> Result<(), String> {
+        let field = match (&self.token, &self.token_file) {
+            (Some(_), _) => "token",
+            (None, Some(_)) => "token_file",
+            (None, None) => return Ok(()),
+        };
+        Err(format!(
+            "{field}: one token for every session is no longer accepted (its holder could act as any agent, ToR, provisioner or peer); \
+             remove it and give each principal its own credential: [[principals]] with name, role (\"agent\", \"tor\", \"provisioner\" \
+             or \"peer\"), token_file, and aas (agents) or services (provisioners); see docs/directory.md#credentials"
+        ))
+    }
+
+    /// The compiled `[[principals]]`.
+    pub fn credentials(&self) -> Result<Credentials, String> {
+        Credentials::new(&self.principals)
+    }
+
+    /// This server's own peer credential, which it presents when it pushes to `peers`.
+    pub fn peer_token(&self) -> Option<Vec<u8>> {
+        self.credentials().ok()?.principal(&self.name, Role::Peer).map(|p| p.token().to_vec())
+    }
+
     fn check(&self) -> Result<(), String> {
-        if self.token.is_none() {
-            return Err("token: missing; set `token = \"...\"` or `token_file = \"path\"` (every session must authenticate)".into());
-        }
-        let token = self.token.as_deref().unwrap_or("");
-        if token.is_empty() || token.len() > crate::wire::message::MAX_TOKEN_LEN {
-            return Err(format!("token: must be 1 to {} bytes, got {}", crate::wire::message::MAX_TOKEN_LEN, token.len()));
+        self.check_no_shared_token()?;
+        let credentials = self.credentials()?;
+        if !self.peers.is_empty() && credentials.principal(&self.name, Role::Peer).is_none() {
+            return Err(format!(
+                "peers: this server pushes to its peers as the peer principal named \"{0}\" (its name), and there is none; \
+                 add [[principals]] name = \"{0}\", role = \"peer\", token_file = \"...\" (the same entry in every peer's config), or remove peers",
+                self.name
+            ));
         }
         if self.workers == 0 || self.workers > 256 {
             return Err(format!("workers: {} is out of range; use 1 to 256", self.workers));
@@ -242,10 +273,6 @@ impl ServerConfig {
         }
         Ok(())
     }
-
-    pub fn token(&self) -> &[u8] {
-        self.token.as_deref().unwrap_or("").as_bytes()
-    }
 }
 
 #[cfg(test)]
@@ -255,7 +282,11 @@ mod tests {
     const MINIMAL: &str = r#"
 name = "ds1"
 listen = "127.0.0.1:7001"
-token = "s3cret"
+[[principals]]
+name = "provisioning"
+role = "provisioner"
+services = ["*"]
+token = "0123456789abcdef-provisioning"
 [store]
 endpoints = ["http://127.0.0.1:2379"]
 "#;
@@ -274,9 +305,35 @@ endpoints = ["http://127.0.0.1:2379"]
         assert!(err.contains("unknown field `colour`"), "{err}");
         let err = ServerConfig::parse(&format!("{MINIMAL}[updates]\nbatch_window = \"50\"\n")).unwrap_err();
         assert!(err.contains("batch_window") && err.contains("no unit"), "{err}");
-        let c = ServerConfig::parse(&MINIMAL.replace("token = \"s3cret\"", "")).unwrap();
-        assert!(c.check().unwrap_err().starts_with("token: missing"));
+        let c = ServerConfig::parse(&MINIMAL.replace("token = \"0123456789abcdef-provisioning\"", "")).unwrap();
+        assert!(c.check().unwrap_err().starts_with("principals[0] (provisioning).token: missing"), "{}", c.check().unwrap_err());
         let c = ServerConfig::parse(&MINIMAL.replace("http://127.0.0.1:2379", "127.0.0.1:2379")).unwrap();
         assert!(c.check().unwrap_err().starts_with("store.endpoints"));
+    }
+
+    /// A config of the single-token era fails with one line naming the field and the fix.
+    #[test]
+    fn the_shared_token_of_earlier_versions_is_refused_with_the_fix() {
+        let old = "name = \"ds1\"\nlisten = \"127.0.0.1:7001\"\ntoken_file = \"token\"\n[store]\nendpoints = [\"http://127.0.0.1:2379\"]\n";
+        let err = ServerConfig::parse(old).unwrap().check().unwrap_err();
+        assert!(err.starts_with("token_file: one token for every session is no longer accepted"), "{err}");
+        assert!(err.contains("[[principals]]") && err.contains("docs/directory.md#credentials"), "{err}");
+        let dir = std::env::temp_dir().join(format!("clos-directory-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ds1.toml"), old).unwrap();
+        let err = ServerConfig::load(&dir.join("ds1.toml")).unwrap_err();
+        assert!(err.contains("ds1.toml: token_file: one token"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_server_with_peers_needs_its_own_peer_credential() {
+        let c = ServerConfig::parse(&MINIMAL.replace("listen =", "peers = [\"127.0.0.1:7002\"]\nlisten =")).unwrap();
+        let err = c.check().unwrap_err();
+        assert!(err.starts_with("peers: this server pushes to its peers as the peer principal named \"ds1\""), "{err}");
+        let with_peer = format!("{MINIMAL}\n[[principals]]\nname = \"ds1\"\nrole = \"peer\"\ntoken = \"0123456789abcdef-ds1-peer\"\n");
+        let c = ServerConfig::parse(&with_peer.replace("listen =", "peers = [\"127.0.0.1:7002\"]\nlisten =")).unwrap();
+        assert_eq!(c.check(), Ok(()));
+        assert_eq!(c.peer_token().as_deref(), Some(&b"0123456789abcdef-ds1-peer"[..]));
     }
 }

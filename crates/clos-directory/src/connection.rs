@@ -24,6 +24,9 @@ pub enum Outcome {
     Reply(Reply),
     /// The connection closed before the reply came.
     Lost,
+    /// The server rejected the session (a request its role may not send, say) and closed it;
+    /// its message says why. Another server would say the same.
+    Rejected(String),
 }
 
 /// A waiter: the channel of the call that sent the request, and the call's own tag for it.
@@ -106,11 +109,11 @@ impl Connection {
         self.waiters.lock().expect("waiters lock poisoned").remove(&id);
     }
 
-    fn fail_all(&self) {
+    fn fail_all(&self, outcome: Outcome) {
         self.alive.store(false, Ordering::Relaxed);
         let waiters = std::mem::take(&mut *self.waiters.lock().expect("waiters lock poisoned"));
         for (_, (tx, tag)) in waiters {
-            let _ = tx.send((tag, Outcome::Lost));
+            let _ = tx.send((tag, outcome.clone()));
         }
     }
 }
@@ -131,46 +134,53 @@ async fn write_requests(mut wr: tokio::net::tcp::OwnedWriteHalf, mut queue: mpsc
         out.clear();
     }
     if let Some(connection) = connection.upgrade() {
-        connection.fail_all();
+        connection.fail_all(Outcome::Lost);
     }
 }
 
 async fn read_replies(mut rd: tokio::net::tcp::OwnedReadHalf, mut frames: FrameBuffer, weak: Weak<Connection>, corrections: Option<CorrectionSink>) {
-    loop {
+    let outcome = loop {
         // Hold the connection only while routing replies, never across the read below.
         let Some(connection) = weak.upgrade() else { return };
-        if !route_replies(&mut frames, &connection, &corrections) {
-            break;
+        if let Err(outcome) = route_replies(&mut frames, &connection, &corrections) {
+            break outcome;
         }
         drop(connection);
         match rd.read_buf(frames.spare(16 * 1024)).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => break Outcome::Lost,
             Ok(_) => {}
         }
-    }
+    };
     if let Some(connection) = weak.upgrade() {
-        connection.fail_all();
+        connection.fail_all(outcome);
     }
 }
 
-/// Routes every complete reply in `frames`; false if the server broke the protocol.
-fn route_replies(frames: &mut FrameBuffer, connection: &Connection, corrections: &Option<CorrectionSink>) -> bool {
+/// Routes every complete reply in `frames`; an error ends the session: the server rejected it
+/// (`Outcome::Rejected`) or broke the protocol (`Outcome::Lost`).
+fn route_replies(frames: &mut FrameBuffer, connection: &Connection, corrections: &Option<CorrectionSink>) -> Result<(), Outcome> {
     loop {
         let body = match frames.next_frame() {
             Ok(Some(body)) => body,
-            Ok(None) => return true,
-            Err(_) => return false,
+            Ok(None) => return Ok(()),
+            Err(_) => return Err(Outcome::Lost),
         };
-        let Ok(reply) = Reply::decode(body) else { return false };
+        let Ok(reply) = Reply::decode(body) else { return Err(Outcome::Lost) };
         let id = match &reply {
-            Reply::Found { id, .. } | Reply::NotFound { id } | Reply::Denied { id } | Reply::Unavailable { id, .. } | Reply::Acked { id, .. } => *id,
+            Reply::Found { id, .. }
+            | Reply::NotFound { id }
+            | Reply::Denied { id }
+            | Reply::Unavailable { id, .. }
+            | Reply::Acked { id, .. }
+            | Reply::Refused { id, .. } => *id,
             Reply::Correction { target, la, revision } => {
                 if let Some(sink) = corrections {
                     sink(*target, *la, *revision);
                 }
                 continue;
             }
-            Reply::Welcome | Reply::Rejected { .. } => return false,
+            Reply::Rejected { message } => return Err(Outcome::Rejected(message.clone())),
+            Reply::Welcome => return Err(Outcome::Lost),
         };
         let waiter = connection.waiters.lock().expect("waiters lock poisoned").remove(&id);
         if let Some((tx, tag)) = waiter {

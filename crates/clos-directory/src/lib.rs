@@ -12,7 +12,13 @@
 //!   optionally push acknowledged updates to peers ([`peers`]).
 //! - **The replicated store** ([`store`]), VL2's Paxos RSM, is an etcd cluster.
 //!
-//! Agents use the [`resolver`]: k-way lookups, a cache, corrections, retried updates.
+//! Every session authenticates as a principal with its own token and role ([`credentials`]):
+//! agents look up as the AA their credential names, ToRs report misdeliveries, provisioners
+//! update within their services ([`authorisation`]), and peers push to each other, believed
+//! only as far as the store confirms (issue 42).
+//!
+//! Agents use the [`resolver`]: k-way lookups, a cache, corrections; the provisioning system
+//! uses it too, for retried updates.
 //! The wire protocol is in [`wire`]; [`cluster`] starts a whole system on loopback, and
 //! [`bench`] measures it.
 //!
@@ -21,18 +27,23 @@
 //! use clos_directory::{address::{Aa, La}, mapping::Mapping, resolver::{Resolver, ResolverConfig}};
 //! let servers = vec!["127.0.0.1:7001".parse()?, "127.0.0.1:7002".parse()?];
 //! let me: Aa = "10.0.0.1".parse()?;
-//! let agent = Resolver::new(ResolverConfig::new(servers, b"token", me))?;
-//! agent.update(me, Some(Mapping { la: "20.0.0.1".parse()?, service: "web".into() })).await?;
+//! // The provisioning system registers the AA (with a provisioner's token)...
+//! let provisioning = Resolver::new(ResolverConfig::provisioner(servers.clone(), b"the provisioner's token"))?;
+//! provisioning.update(me, Some(Mapping { la: "20.0.0.1".parse()?, service: "web".into() })).await?;
+//! // ...and an agent looks it up, as the AA its own token names.
+//! let agent = Resolver::new(ResolverConfig::new(servers, b"this host's agent token", me))?;
 //! assert_eq!(agent.lookup(me).await?, "20.0.0.1".parse::<La>()?);
 //! # Ok(()) }
 //! ```
 
 pub mod address;
+pub mod authorisation;
 pub mod batcher;
 pub mod bench;
 pub mod cluster;
 pub mod config;
 pub mod connection;
+pub mod credentials;
 pub mod duration;
 pub mod freshness;
 pub mod log;

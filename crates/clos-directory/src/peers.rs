@@ -5,6 +5,11 @@
 //! Best effort by design: the store's change stream and the lazy resynchronisation deliver every
 //! update anyway; a push only gets there first. A lagging or unreachable peer loses pushes, never
 //! blocks the pushing server.
+//!
+//! A server pushes with its own peer credential (the peer principal named as itself), and the
+//! receiver believes a push only within the revisions the store has shown it, until the store
+//! confirms it (`table.rs`); a forwarded correction is only a hint, which the receiver checks
+//! against its own committed entry (issue 42).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -18,6 +23,7 @@ use crate::address::Aa;
 use crate::batcher::PeerMessage;
 use crate::wire::{Request, Role};
 
+/// Pushes to `peer` for ever, presenting `token` (this server's peer credential).
 pub async fn push_to_peers(peer: SocketAddr, token: Vec<u8>, mut committed: broadcast::Receiver<PeerMessage>) {
     loop {
         match TcpStream::connect(peer).await {

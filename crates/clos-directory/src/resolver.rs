@@ -6,6 +6,8 @@
 //!   cached mapping delivered a packet to the wrong ToR) overwrites the cached entry.
 //! - An update goes to one random server; if no acknowledgement arrives within the update
 //!   timeout (VL2: 2 s) it is sent to another, "trading response time for reliability".
+//!   Updates come from the provisioning system (VL2 §4.3.2): a resolver sends them only with a
+//!   provisioner's credential ([`ResolverConfig::provisioner`]); an agent's only looks up.
 //!
 //! Many lookups can be resolved at once ([`Resolver::lookup_many`]): they are pipelined on the
 //! sessions, which is how an agent absorbs a burst of new flows.
@@ -31,10 +33,12 @@ pub const MAX_SERVERS: usize = 64;
 #[derive(Clone, Debug)]
 pub struct ResolverConfig {
     pub servers: Vec<SocketAddr>,
+    /// This principal's own token (`[[principals]]` in the servers' configs).
     pub token: Vec<u8>,
     /// This agent's own AA: the requester for access control, the address corrections go to.
+    /// Its credential must name it. Zero for other roles.
     pub aa: Aa,
-    /// ToRs report misdeliveries; agents look up and update.
+    /// Agents look up, ToRs report misdeliveries, provisioners update and remove.
     pub role: Role,
     /// Servers each lookup is sent to at once (VL2 §5.5: two).
     pub k: usize,
@@ -64,6 +68,16 @@ impl ResolverConfig {
             seed: u64::from(aa.0) ^ 0x5eed,
         }
     }
+
+    /// The provisioning system's client: updates and removals with a provisioner's credential.
+    pub fn provisioner(servers: Vec<SocketAddr>, token: &[u8]) -> ResolverConfig {
+        ResolverConfig { role: Role::Provisioner, cache: false, ..ResolverConfig::new(servers, token, Aa(0)) }
+    }
+
+    /// A ToR's client: misdelivery reports with a ToR's credential.
+    pub fn tor(servers: Vec<SocketAddr>, token: &[u8]) -> ResolverConfig {
+        ResolverConfig { role: Role::Tor, cache: false, ..ResolverConfig::new(servers, token, Aa(0)) }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -77,10 +91,14 @@ pub enum LookupError {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("update not acknowledged after {attempts} attempts: {last}")]
-pub struct UpdateError {
-    pub attempts: usize,
-    pub last: String,
+pub enum UpdateError {
+    /// No server acknowledged it (unreachable, no quorum): it may be retried.
+    #[error("update not acknowledged after {attempts} attempts: {last}")]
+    Unacknowledged { attempts: usize, last: String },
+    /// A server refused it for this credential (or rejected the session); every server
+    /// would, so it was not sent elsewhere.
+    #[error("update refused: {0}")]
+    Refused(String),
 }
 
 struct Slot {
@@ -99,6 +117,9 @@ pub struct Resolver {
     retries: AtomicU64,
     next_id: AtomicU64,
     rng: Mutex<Xoshiro256PlusPlus>,
+    /// Why a server last refused this resolver's Hello (a wrong token, an AA the credential
+    /// does not name), to report instead of "unreachable".
+    rejected: Mutex<Option<String>>,
 }
 
 impl Resolver {
@@ -120,6 +141,7 @@ impl Resolver {
             retries: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
             rng,
+            rejected: Mutex::new(None),
         })
     }
 
@@ -179,7 +201,7 @@ impl Resolver {
             slot.last_attempt = Some(Instant::now());
             slot.connection = None;
         }
-        let opened = Connection::open(
+        let opened = match Connection::open(
             self.config.servers[i],
             self.config.role,
             self.config.aa,
@@ -188,10 +210,26 @@ impl Resolver {
             Some(self.correction_sink()),
         )
         .await
-        .ok()?;
+        {
+            Ok(c) => {
+                *self.rejected.lock().expect("rejected lock poisoned") = None;
+                c
+            }
+            Err(e) => {
+                if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    *self.rejected.lock().expect("rejected lock poisoned") = Some(e.to_string());
+                }
+                return None;
+            }
+        };
         let mut slot = self.slots[i].lock().expect("slot lock poisoned");
         slot.connection = Some(opened.clone());
         Some(opened)
+    }
+
+    /// Why a server last rejected this resolver's session, if one did.
+    pub fn rejection(&self) -> Option<String> {
+        self.rejected.lock().expect("rejected lock poisoned").clone()
     }
 
     fn id(&self) -> u64 {
@@ -245,7 +283,8 @@ impl Resolver {
             if results[i].is_none() {
                 self.dispatch(i, targets[i], self.config.k, &mut tried[i], &mut outstanding[i], &tx, &mut sent).await;
                 if outstanding[i] == 0 {
-                    results[i] = Some(Err(LookupError::Unavailable("no directory server reachable".into())));
+                    let reason = self.rejection().unwrap_or_else(|| "no directory server reachable".into());
+                    results[i] = Some(Err(LookupError::Unavailable(reason)));
                 } else {
                     open += 1;
                 }
@@ -278,6 +317,10 @@ impl Resolver {
                 }
                 Outcome::Lost => {
                     last_reason[i] = Some("session lost".into());
+                    None
+                }
+                Outcome::Rejected(message) => {
+                    last_reason[i] = Some(format!("rejected: {message}"));
                     None
                 }
             };
@@ -345,7 +388,12 @@ impl Resolver {
             }
             let Some(s) = self.pick(tried) else { continue };
             tried |= 1 << s;
-            let Some(connection) = self.connection(s).await else { continue };
+            let Some(connection) = self.connection(s).await else {
+                if let Some(reason) = self.rejection() {
+                    return Err(UpdateError::Refused(reason));
+                }
+                continue;
+            };
             let id = self.id();
             let request = match &mapping {
                 Some(m) => Request::Update { id, aa, mapping: m.clone() },
@@ -367,6 +415,8 @@ impl Resolver {
                     return Ok(revision);
                 }
                 Ok(Some((_, Outcome::Reply(Reply::Unavailable { reason, .. })))) => last = reason,
+                Ok(Some((_, Outcome::Reply(Reply::Refused { reason, .. })))) => return Err(UpdateError::Refused(reason)),
+                Ok(Some((_, Outcome::Rejected(message)))) => return Err(UpdateError::Refused(message)),
                 Ok(Some((_, other))) => last = format!("{other:?} from {}", connection.server),
                 Ok(None) => last = format!("session with {} lost", connection.server),
                 Err(_) => {
@@ -375,7 +425,7 @@ impl Resolver {
                 }
             }
         }
-        Err(UpdateError { attempts: self.config.update_attempts, last })
+        Err(UpdateError::Unacknowledged { attempts: self.config.update_attempts, last })
     }
 
     /// As a ToR: reports that a packet from `sender` to `target` arrived here, at `stale_la`,
@@ -396,6 +446,6 @@ impl Resolver {
                 _ => connection.forget(id),
             }
         }
-        Err(LookupError::Unavailable("no directory server took the report".into()))
+        Err(LookupError::Unavailable(self.rejection().unwrap_or_else(|| "no directory server took the report".into())))
     }
 }

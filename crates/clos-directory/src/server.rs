@@ -1,6 +1,16 @@
 //! A directory server (VL2 §4.3.2): answers lookups from its in-memory table, forwards updates
 //! to the store in batches, corrects stale agent caches when ToRs report misdelivered packets,
 //! and optionally pushes acknowledged updates to peer directory servers.
+//!
+//! Every session authenticates as a principal (`credentials.rs`), whose role decides what it
+//! may send (issue 42), and nothing a session asserts beyond its credential is believed:
+//!
+//! | role | may send |
+//! |---|---|
+//! | agent | `Lookup`, as the AA its credential names |
+//! | ToR | `Report` |
+//! | provisioner | `Update`, `Remove`, within its services (`authorisation.rs`) |
+//! | peer | `PeerPush` (applied only within the store's revisions, `table.rs`), `PeerCorrection` (delivered only if this server's committed entry confirms it) |
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +25,7 @@ use tracing::{debug, info, warn};
 use crate::address::{Aa, La};
 use crate::batcher::{run_batcher, BatchSettings, PeerMessage, PendingUpdate};
 use crate::config::{ServerConfig, SessionConfig};
+use crate::credentials::{Aas, Credentials, Principal};
 use crate::freshness::Freshness;
 use crate::mapping::Versioned;
 use crate::peers::push_to_peers;
@@ -32,7 +43,7 @@ struct Shared {
     table: Arc<Table>,
     policy: Policy,
     freshness: Arc<Freshness>,
-    token: Vec<u8>,
+    credentials: Credentials,
     max_frame: usize,
     updates: mpsc::UnboundedSender<PendingUpdate>,
     /// Agents connected to this server, by their AA: where corrections for them are sent.
@@ -99,6 +110,12 @@ fn raise_descriptor_limit() {
 
 /// Starts every task of a directory server and serves until the process is told to stop.
 pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    let credentials = config.credentials().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if config.policy.isolate_services {
+        for p in credentials.principals().filter(|p| p.aas == Aas::Any) {
+            warn!(principal = %p.name, "this agent credential may speak as any AA (aas = [\"*\"]), which bypasses isolate_services; name its AAs instead");
+        }
+    }
     let listener = TcpListener::bind(config.listen).await.map_err(|e| anyhow::anyhow!("listen: cannot bind {}: {e}", config.listen))?;
     let store = loop {
         match Store::connect(&config.store.endpoints, &config.store.prefix, config.store.request_timeout).await {
@@ -126,15 +143,16 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         committed.clone(),
         BatchSettings { window: config.updates.batch_window, max_txn_ops: config.updates.max_txn_ops, commit_timeout: config.updates.commit_timeout },
     ));
+    let peer_token = config.peer_token().unwrap_or_default();
     for peer in &config.peers {
-        tokio::spawn(push_to_peers(*peer, config.token().to_vec(), committed.subscribe()));
+        tokio::spawn(push_to_peers(*peer, peer_token.clone(), committed.subscribe()));
     }
     let peers = committed.clone();
     let shared = Arc::new(Shared {
         table,
         policy: Policy::new(&config.policy),
         freshness,
-        token: config.token().to_vec(),
+        credentials,
         max_frame: config.max_frame_bytes,
         updates,
         agents: Mutex::new(FxHashMap::default()),
@@ -193,16 +211,12 @@ async fn shutdown_signal() {
     }
 }
 
-/// Constant-time comparison, so response timing does not reveal how much of a token was right.
-fn token_matches(given: &[u8], expected: &[u8]) -> bool {
-    given.len() == expected.len() && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
-}
-
-/// Who the session's Hello said it was.
-#[derive(Clone, Copy)]
-struct Peer {
+/// Who the session authenticated as: the role and AA of its Hello, vouched for by a credential.
+#[derive(Clone)]
+struct Identity {
     role: Role,
     aa: Aa,
+    principal: Arc<Principal>,
 }
 
 /// What handling one request asks the session to do next.
@@ -218,7 +232,7 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
     let (outbox, mut async_replies) = mpsc::unbounded_channel::<Reply>();
     let mut frames = FrameBuffer::new(shared.max_frame);
     let mut out = Vec::with_capacity(16 * 1024);
-    let mut peer: Option<Peer> = None;
+    let mut identity: Option<Identity> = None;
     let result = loop {
         let mut close = false;
         tokio::select! {
@@ -235,7 +249,7 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
                             Ok(None) => break,
                             Ok(Some(body)) => {
                                 let next = match Request::decode(body) {
-                                    Ok(request) => handle(request, &mut peer, &shared, &outbox, session, &mut out),
+                                    Ok(request) => handle(request, &mut identity, &shared, &outbox, session, &mut out),
                                     Err(e) => reject(&e.to_string(), session, &mut out),
                                 };
                                 if let Next::Close = next {
@@ -259,13 +273,13 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
                     reply.encode(&mut out);
                 }
             }
-            _ = tokio::time::sleep_until(hello_by), if peer.is_none() => {
+            _ = tokio::time::sleep_until(hello_by), if identity.is_none() => {
                 let wait = shared.limits.hello_timeout;
                 reject(&format!("unauthenticated: no Hello within {wait:?}"), session, &mut out);
                 close = true;
             }
         }
-        if peer.is_some() {
+        if identity.is_some() {
             admitted.authenticated();
         }
         if !out.is_empty() {
@@ -279,7 +293,7 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
             break Ok(());
         }
     };
-    if let Some(Peer { role: Role::Agent, aa }) = peer {
+    if let Some(Identity { role: Role::Agent, aa, .. }) = identity {
         let mut agents = shared.agents.lock().expect("agents lock poisoned");
         if let Some(sessions) = agents.get_mut(&aa) {
             sessions.retain(|(s, _)| *s != session);
@@ -297,19 +311,32 @@ fn reject(message: &str, session: u64, out: &mut Vec<u8>) -> Next {
     Next::Close
 }
 
-fn handle(request: Request, peer: &mut Option<Peer>, shared: &Shared, outbox: &mpsc::UnboundedSender<Reply>, session: u64, out: &mut Vec<u8>) -> Next {
-    let Some(me) = *peer else {
+/// Why a role may not send a request, and what would.
+fn not_allowed(what: &str, role: Role) -> String {
+    let who = match what {
+        "Lookup" => "agents look up (role agent, with a credential naming the AA)",
+        "Update" | "Remove" => "updates come from the provisioning system (VL2 §4.3.2): open the session as role provisioner with a provisioner credential",
+        "Report" => "misdeliveries are reported by ToRs (role tor)",
+        _ => "only directory servers push to each other (role peer, with a peer credential)",
+    };
+    format!("{what} is not allowed in a session opened as {role:?}: {who}")
+}
+
+fn handle(request: Request, identity: &mut Option<Identity>, shared: &Shared, outbox: &mpsc::UnboundedSender<Reply>, session: u64, out: &mut Vec<u8>) -> Next {
+    let Some(me) = identity.as_ref() else {
         let Request::Hello { role, aa, token } = request else {
-            return reject("unauthenticated: the first request of a session must be Hello with the cluster token", session, out);
+            return reject("unauthenticated: the first request of a session must be Hello with this principal's token", session, out);
         };
-        if !token_matches(&token, &shared.token) {
-            return reject("unauthenticated: wrong token", session, out);
-        }
+        let principal = match shared.credentials.authenticate(role, aa, &token) {
+            Ok(p) => p,
+            Err(reason) => return reject(&reason, session, out),
+        };
+        debug!(session, principal = %principal.name, role = role.name(), %aa, "session authenticated");
         if role == Role::Agent {
             let mut agents = shared.agents.lock().expect("agents lock poisoned");
             agents.entry(aa).or_default().push((session, outbox.clone()));
         }
-        *peer = Some(Peer { role, aa });
+        *identity = Some(Identity { role, aa, principal });
         Reply::Welcome.encode(out);
         return Next::Continue;
     };
@@ -327,38 +354,53 @@ fn handle(request: Request, peer: &mut Option<Peer>, shared: &Shared, outbox: &m
             reply.encode(out);
             Next::Continue
         }
-        (Role::Agent, Request::Update { id, aa, mapping }) => {
+        (Role::Provisioner, Request::Update { id, aa, mapping }) => {
             if mapping.la == La(0) || aa == Aa(0) {
                 return reject("Update: aa and la must not be 0.0.0.0", session, out);
             }
-            let _ = shared.updates.send(PendingUpdate { aa, mapping: Some(mapping), id, outbox: outbox.clone() });
+            let _ = shared.updates.send(PendingUpdate { aa, mapping: Some(mapping), id, outbox: outbox.clone(), writer: me.principal.clone() });
             Next::Continue
         }
-        (Role::Agent, Request::Remove { id, aa }) => {
-            let _ = shared.updates.send(PendingUpdate { aa, mapping: None, id, outbox: outbox.clone() });
+        (Role::Provisioner, Request::Remove { id, aa }) => {
+            let _ = shared.updates.send(PendingUpdate { aa, mapping: None, id, outbox: outbox.clone(), writer: me.principal.clone() });
             Next::Continue
         }
-        (Role::Tor | Role::Agent, Request::Report { id, sender, target, stale_la }) => {
-            let reply = match shared.table.get(target) {
-                Some((m, revision)) => {
-                    if m.la != stale_la && correct(shared, sender, target, m.la, revision) == 0 {
-                        // The sender has no session here: let the peers that have one deliver it.
-                        let _ = shared.peers.send(PeerMessage::Correction { sender, target, la: m.la, revision });
+        (Role::Tor, Request::Report { id, sender, target, stale_la }) => {
+            // The ToR learns the target's committed LA (ToRs are the fabric, VL2 §4.3); the
+            // sender is corrected only with what it may resolve itself.
+            let reply = match shared.table.committed(target) {
+                Some(Versioned { mapping: Some(m), revision }) => {
+                    if m.la != stale_la {
+                        if let Resolution::Found { la, revision } = shared.table.resolve_committed(&shared.policy, sender, target) {
+                            if correct(shared, sender, target, la, revision) == 0 {
+                                // The sender has no session here: let the peers that have one deliver it.
+                                let _ = shared.peers.send(PeerMessage::Correction { sender, target, la, revision });
+                            }
+                        }
                     }
                     Reply::Found { id, la: m.la, revision }
                 }
-                None => Reply::NotFound { id },
+                _ => Reply::NotFound { id },
             };
             reply.encode(out);
             Next::Continue
         }
         (Role::Peer, Request::PeerPush { aa, revision, mapping }) => {
-            shared.table.apply_pushed(aa, Versioned { mapping, revision });
+            if let Err(refused) = shared.table.apply_pushed(aa, Versioned { mapping, revision }) {
+                debug!(session, peer = %me.principal.name, %aa, reason = %refused, "peer push not applied");
+            }
             Next::Continue
         }
-        (Role::Peer, Request::PeerCorrection { sender, target, la, revision }) => {
-            // Delivered here or nowhere: forwarding again could loop between peers.
-            correct(shared, sender, target, la, revision);
+        (Role::Peer, Request::PeerCorrection { sender, target, la: _, revision }) => {
+            // The peer's claim is only a hint: what is delivered is this server's own committed
+            // entry, if it is at least as new and the sender may resolve it. Delivered here or
+            // nowhere: forwarding again could loop between peers.
+            match shared.table.resolve_committed(&shared.policy, sender, target) {
+                Resolution::Found { la, revision: held } if held >= revision => {
+                    correct(shared, sender, target, la, held);
+                }
+                _ => debug!(session, peer = %me.principal.name, %sender, %target, revision, "peer correction not confirmed here; dropped"),
+            }
             Next::Continue
         }
         (role, request) => {
@@ -370,7 +412,7 @@ fn handle(request: Request, peer: &mut Option<Peer>, shared: &Shared, outbox: &m
                 Request::PeerCorrection { .. } => "PeerCorrection",
                 _ => "PeerPush",
             };
-            reject(&format!("{what} is not allowed in a session opened as {role:?}"), session, out)
+            reject(&not_allowed(what, role), session, out)
         }
     }
 }

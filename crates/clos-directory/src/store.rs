@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{Client, ConnectOptions, EventType, GetOptions, Txn, TxnOp, WatchOptions, WatchStream};
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Txn, TxnOp, TxnOpResponse, WatchOptions, WatchStream};
 use rustc_hash::FxHashMap;
 
 use crate::address::Aa;
@@ -44,6 +44,26 @@ pub enum StoreError {
 pub struct Change {
     pub aa: Aa,
     pub versioned: Versioned,
+}
+
+/// What a guarded commit did.
+#[derive(Clone, Debug)]
+pub enum Guarded {
+    /// Written at this revision.
+    Committed(i64),
+    /// A guarded key had moved: nothing was written. `current` holds each guarded key's entry
+    /// at `revision`, in the order of the guards (`None`: absent; a value that does not parse
+    /// has `mapping: None` and its revision).
+    Moved { current: Vec<Option<Versioned>>, revision: i64 },
+}
+
+/// One response of the change stream: the changes, the highest revision among them (the
+/// stream has delivered everything up to it), and the store's revision when it was sent.
+#[derive(Clone, Debug)]
+pub struct StreamBatch {
+    pub changes: Vec<Change>,
+    pub through: i64,
+    pub store_revision: i64,
 }
 
 /// A handle on the etcd cluster. Cheap to clone: clones share the connections.
@@ -129,25 +149,50 @@ impl Store {
         format!("{}/aa/", self.prefix)
     }
 
-    /// Commits `ops` (a put for `Some`, a removal for `None`) as one transaction and returns
-    /// the revision that committed it. etcd refuses transactions longer than its --max-txn-ops
-    /// (128 by default): callers split larger batches.
-    pub async fn commit(&self, ops: &[(Aa, Option<Mapping>)]) -> Result<i64, StoreError> {
-        let txn_ops: Vec<TxnOp> = ops
+    /// Commits `writes` (a put for `Some`, a removal for `None`) as one transaction, if every
+    /// key in `guards` is still at the revision given (0: the key does not exist). Those
+    /// revisions are what the writes were authorised against (`authorisation.rs`); if any key
+    /// moved, nothing is written and the current entry of every guarded key comes back, to
+    /// decide again. etcd refuses transactions longer than its --max-txn-ops (128 by default)
+    /// in any branch: callers split larger batches.
+    pub async fn commit_guarded(&self, guards: &[(Aa, i64)], writes: &[(Aa, Option<Mapping>)]) -> Result<Guarded, StoreError> {
+        let compares: Vec<Compare> = guards
+            .iter()
+            .map(|(aa, revision)| match revision {
+                0 => Compare::version(self.key(*aa), CompareOp::Equal, 0),
+                r => Compare::mod_revision(self.key(*aa), CompareOp::Equal, *r),
+            })
+            .collect();
+        let txn_ops: Vec<TxnOp> = writes
             .iter()
             .map(|(aa, m)| match m {
                 Some(m) => TxnOp::put(self.key(*aa), m.to_store_value(), None),
                 None => TxnOp::delete(self.key(*aa), None),
             })
             .collect();
-        let txn = Txn::new().and_then(txn_ops);
+        let reads: Vec<TxnOp> = guards.iter().map(|(aa, _)| TxnOp::get(self.key(*aa), None)).collect();
+        let txn = Txn::new().when(compares).and_then(txn_ops).or_else(reads);
         let response = self
             .on_some_member(|c| {
                 let txn = txn.clone();
                 async move { c.kv_client().txn(txn).await }
             })
             .await?;
-        Ok(response.header().ok_or(StoreError::NoHeader)?.revision())
+        let revision = response.header().ok_or(StoreError::NoHeader)?.revision();
+        if response.succeeded() {
+            return Ok(Guarded::Committed(revision));
+        }
+        let current = response
+            .op_responses()
+            .into_iter()
+            .map(|r| match r {
+                TxnOpResponse::Get(get) => {
+                    get.kvs().first().map(|kv| Versioned { mapping: Mapping::from_store_value(kv.value()).ok(), revision: kv.mod_revision() })
+                }
+                _ => None,
+            })
+            .collect();
+        Ok(Guarded::Moved { current, revision })
     }
 
     /// Reads every mapping at one revision, page by page, and returns them with that revision.
@@ -240,8 +285,10 @@ pub struct ChangeStream {
 
 impl ChangeStream {
     /// The next group of changes; `Ok(None)` when the stream ended. Unparseable values are
-    /// dropped (they could only come from writers other than directory servers).
-    pub async fn next(&mut self) -> Result<Option<Vec<Change>>, StoreError> {
+    /// dropped (they could only come from writers other than directory servers), but count in
+    /// `through`. etcd sends all the events of one revision in one response, so after a
+    /// response every change up to its highest revision has been delivered.
+    pub async fn next(&mut self) -> Result<Option<StreamBatch>, StoreError> {
         loop {
             let Some(response) = self.stream.message().await? else {
                 return Ok(None);
@@ -253,8 +300,10 @@ impl ChangeStream {
                 continue;
             }
             let mut changes = Vec::with_capacity(response.events().len());
+            let mut through = 0;
             for event in response.events() {
                 let Some(kv) = event.kv() else { continue };
+                through = through.max(kv.mod_revision());
                 let Some(aa) = kv.key().strip_prefix(self.prefix.as_bytes()).and_then(|k| std::str::from_utf8(k).ok()).and_then(|k| k.parse::<Aa>().ok())
                 else {
                     continue;
@@ -268,7 +317,8 @@ impl ChangeStream {
                 };
                 changes.push(Change { aa, versioned: Versioned { mapping, revision: kv.mod_revision() } });
             }
-            return Ok(Some(changes));
+            let store_revision = response.header().map(|h| h.revision()).unwrap_or(0);
+            return Ok(Some(StreamBatch { changes, through, store_revision }));
         }
     }
 }

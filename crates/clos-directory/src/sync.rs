@@ -6,7 +6,8 @@
 //! (VL2 got the same effect from optional peer pushes, §5.5 "fast reconvergence").
 //!
 //! The loop: read a snapshot, open the change stream just after it, then apply changes while
-//! probing the store. Any failure (stream ended, probe failed, store unreachable) drops back to
+//! probing the store. Every revision the store reports (snapshot, stream, probe) tells the
+//! table how far the store has got, which bounds what a peer's push may claim (issue 42). Any failure (stream ended, probe failed, store unreachable) drops back to
 //! a fresh snapshot, so a server that was partitioned or restarted always recovers from the store,
 //! the source of truth.
 
@@ -56,15 +57,16 @@ async fn follow(store: &Store, table: &Table, freshness: &Freshness, settings: &
             batch = changes.next() => {
                 match batch? {
                     Some(batch) => {
-                        for change in batch {
-                            table.apply(change.aa, change.versioned);
-                        }
+                        table.learn(batch.store_revision);
+                        table.apply_stream(batch.changes, batch.through);
                     }
                     None => return Err(crate::store::StoreError::WatchCancelled("stream ended".into())),
                 }
             }
             _ = probe.tick() => {
-                store.probe().await?;
+                // A linearizable read: its revision is the store's, a bound on what peers'
+                // pushes may claim (`table.rs`).
+                table.learn(store.probe().await?);
                 freshness.mark();
             }
             _ = resync.tick() => {

@@ -14,6 +14,7 @@ use clos_directory::config::ServerConfig;
 use clos_directory::duration::parse_duration;
 use clos_directory::mapping::{validate_service, Mapping};
 use clos_directory::resolver::{Resolver, ResolverConfig};
+use clos_directory::wire::Role;
 
 #[derive(Parser)]
 #[command(name = "clos-directory", version, about = "VL2's directory system: AA-to-LA lookups over an etcd-replicated store")]
@@ -45,7 +46,7 @@ enum Command {
         #[arg(long = "for", value_parser = parse_duration)]
         run_for: Option<Duration>,
     },
-    /// Resolve AAs as an agent.
+    /// Resolve AAs as an agent (with an agent's credential naming the --as AA).
     Lookup {
         #[command(flatten)]
         client: ClientArgs,
@@ -53,7 +54,8 @@ enum Command {
         #[arg(required = true, value_parser = parse_aa)]
         targets: Vec<Aa>,
     },
-    /// Map an AA to an LA (or remove it with --remove) and wait for the acknowledgement.
+    /// Map an AA to an LA (or remove it with --remove) as the provisioning system, with a
+    /// provisioner's credential, and wait for the acknowledgement.
     Update {
         #[command(flatten)]
         client: ClientArgs,
@@ -76,10 +78,11 @@ struct ClientArgs {
     /// Directory servers, comma-separated host:port.
     #[arg(long, value_delimiter = ',', required = true)]
     servers: Vec<SocketAddr>,
-    /// File holding the cluster token.
+    /// File holding this principal's token (an agent's for lookup, a provisioner's for update).
     #[arg(long)]
     token_file: PathBuf,
-    /// The AA this client speaks as (the requester for access control).
+    /// The AA this client speaks as (lookup: the requester for access control, which the
+    /// agent's credential must name).
     #[arg(long = "as", value_parser = parse_aa, default_value = "0.0.0.0")]
     me: Aa,
 }
@@ -118,7 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Up { etcd, servers, dir, run_for } => runtime(2)?.block_on(up(etcd, servers, dir, run_for)),
         Command::Lookup { client, targets } => runtime(1)?.block_on(async {
-            let resolver = resolver(&client)?;
+            let resolver = resolver(&client, Role::Agent)?;
             for (target, result) in targets.iter().zip(resolver.lookup_many(&targets).await) {
                 match result {
                     Ok(la) => println!("{target} -> {la}"),
@@ -128,7 +131,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }),
         Command::Update { client, aa, la, service, remove } => runtime(1)?.block_on(async {
-            let resolver = resolver(&client)?;
+            let resolver = resolver(&client, Role::Provisioner)?;
             let mapping = if remove { None } else { la.map(|la| Mapping { la, service }) };
             let revision = resolver.update(aa, mapping).await?;
             println!("acknowledged at store revision {revision}");
@@ -138,9 +141,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-fn resolver(client: &ClientArgs) -> anyhow::Result<Resolver> {
+fn resolver(client: &ClientArgs, role: Role) -> anyhow::Result<Resolver> {
     let token = std::fs::read_to_string(&client.token_file).map_err(|e| anyhow::anyhow!("--token-file: cannot read {}: {e}", client.token_file.display()))?;
-    let config = ResolverConfig::new(client.servers.clone(), token.trim().as_bytes(), client.me);
+    let config = match role {
+        Role::Provisioner => ResolverConfig::provisioner(client.servers.clone(), token.trim().as_bytes()),
+        _ => ResolverConfig::new(client.servers.clone(), token.trim().as_bytes(), client.me),
+    };
     Resolver::new(config).map_err(anyhow::Error::msg)
 }
 
@@ -167,11 +173,12 @@ async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: 
     println!("VL2 directory system up on loopback");
     println!("  store (etcd):      {}", etcd.endpoints().join(" "));
     println!("  directory servers: {}", addrs.join(" "));
-    println!("  folder:            {} (configs ds*.toml, logs *.log, token)", dir.display());
+    println!("  folder:            {} (configs ds*.toml, logs *.log, token files *.token)", dir.display());
     println!("try:");
-    let token = dir.join("token");
-    println!("  clos-directory update --servers {} --token-file {} 10.0.0.5 20.0.0.1 --service web", addrs.join(","), token.display());
-    println!("  clos-directory lookup --servers {} --token-file {} 10.0.0.5", addrs.join(","), token.display());
+    let provisioner = dir.join("provisioner.token");
+    let agent = dir.join("agent.token");
+    println!("  clos-directory update --servers {} --token-file {} 10.0.0.5 20.0.0.1 --service web", addrs.join(","), provisioner.display());
+    println!("  clos-directory lookup --servers {} --token-file {} 10.0.0.5", addrs.join(","), agent.display());
     match run_for {
         Some(d) => tokio::time::sleep(d).await,
         None => {

@@ -13,21 +13,42 @@ use crate::mapping::{validate_service, Mapping};
 /// The longest authentication token accepted, in bytes.
 pub const MAX_TOKEN_LEN: usize = 255;
 
-/// Who opened a session; it decides which requests the session may send.
+/// Who opened a session; it decides which requests the session may send, and the credential
+/// its Hello must carry (`[[principals]]`, see `credentials.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// A VL2 agent: looks up and updates mappings, receives corrections for its own AA.
+    /// A VL2 agent: looks up mappings as its own AA and receives corrections for it.
     Agent = 1,
     /// A ToR reporting packets for AAs it no longer hosts (VL2 §4.3, reactive cache update).
     Tor = 2,
     /// Another directory server pushing acknowledged updates (VL2 §4.3.2).
     Peer = 3,
+    /// The network provisioning system: updates and removes mappings (VL2 §4.3.2, "updates
+    /// come from the network provisioning system"), within the services its credential names.
+    Provisioner = 4,
+}
+
+impl Role {
+    /// The name used in config files and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Agent => "agent",
+            Role::Tor => "tor",
+            Role::Peer => "peer",
+            Role::Provisioner => "provisioner",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Role> {
+        [Role::Agent, Role::Tor, Role::Peer, Role::Provisioner].into_iter().find(|r| r.name() == name)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
     /// Must open every session. `aa` is the agent's own AA (the requester for access control and
-    /// the address corrections are sent to); zero for ToRs and peers.
+    /// the address corrections are sent to), which its credential must name; zero for ToRs,
+    /// peers and provisioners.
     Hello {
         role: Role,
         aa: Aa,
@@ -103,6 +124,12 @@ pub enum Reply {
     Rejected {
         message: String,
     },
+    /// The update or removal is not authorised for this session's credential (and would not be
+    /// at any other server): `reason` names the field and the fix. The session stays open.
+    Refused {
+        id: u64,
+        reason: String,
+    },
 }
 
 mod kind {
@@ -121,6 +148,7 @@ mod kind {
     pub const ACKED: u8 = 0x86;
     pub const CORRECTION: u8 = 0x87;
     pub const REJECTED: u8 = 0x88;
+    pub const REFUSED: u8 = 0x89;
 }
 
 /// Reads fields off a frame body, naming the message and field when one is missing or bad.
@@ -254,7 +282,8 @@ impl Request {
                     1 => Role::Agent,
                     2 => Role::Tor,
                     3 => Role::Peer,
-                    r => return Err(WireError::Malformed(format!("Hello.role: {r} is not 1 (agent), 2 (tor) or 3 (peer)"))),
+                    4 => Role::Provisioner,
+                    r => return Err(WireError::Malformed(format!("Hello.role: {r} is not 1 (agent), 2 (tor), 3 (peer) or 4 (provisioner)"))),
                 };
                 let aa = Aa(f.u32("aa")?);
                 let token = f.bytes("token")?.to_vec();
@@ -331,6 +360,11 @@ impl Reply {
                 b.push(kind::REJECTED);
                 put_text(b, message.as_bytes());
             }
+            Reply::Refused { id, reason } => {
+                b.push(kind::REFUSED);
+                b.extend_from_slice(&id.to_be_bytes());
+                put_text(b, reason.as_bytes());
+            }
         })
     }
 
@@ -346,6 +380,7 @@ impl Reply {
             kind::ACKED => Reply::Acked { id: f.u64("id")?, revision: f.i64("revision")? },
             kind::CORRECTION => Reply::Correction { target: Aa(f.u32("target")?), la: La(f.u32("la")?), revision: f.i64("revision")? },
             kind::REJECTED => Reply::Rejected { message: f.text("message")? },
+            kind::REFUSED => Reply::Refused { id: f.u64("id")?, reason: f.text("reason")? },
             other => return Err(WireError::Malformed(format!("unknown reply kind {other:#04x}"))),
         };
         f.end()?;
@@ -370,6 +405,7 @@ mod tests {
     fn every_request_survives_encoding() {
         let m = Mapping { la: La(7), service: "web".into() };
         round_trip_request(Request::Hello { role: Role::Agent, aa: Aa(1), token: b"secret".to_vec() });
+        round_trip_request(Request::Hello { role: Role::Provisioner, aa: Aa(0), token: b"secret".to_vec() });
         round_trip_request(Request::Lookup { id: 9, target: Aa(2) });
         round_trip_request(Request::Update { id: 3, aa: Aa(2), mapping: m.clone() });
         round_trip_request(Request::Remove { id: 4, aa: Aa(2) });
@@ -377,6 +413,16 @@ mod tests {
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 77, mapping: Some(m) });
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 78, mapping: None });
         round_trip_request(Request::PeerCorrection { sender: Aa(1), target: Aa(2), la: La(3), revision: 79 });
+    }
+
+    #[test]
+    fn a_refusal_survives_encoding() {
+        let refused = Reply::Refused { id: 7, reason: "Update.service: db is outside this credential's services (web)".into() };
+        let mut out = Vec::new();
+        refused.encode(&mut out);
+        let mut buf = FrameBuffer::new(1024);
+        buf.spare(out.len()).extend_from_slice(&out);
+        assert_eq!(Reply::decode(buf.next_frame().unwrap().unwrap()).unwrap(), refused);
     }
 
     #[test]

@@ -1,39 +1,12 @@
 //! Malformed, oversized and unauthenticated requests get a `Rejected` reply naming the problem
 //! and a closed session, never a crash: the server keeps serving everyone else.
 
-use std::time::Duration;
-
 use clos_directory::address::La;
 use clos_directory::cluster::ServerOptions;
 use clos_directory::mapping::Mapping;
-use clos_directory::wire::{FrameBuffer, Reply, Request, Role};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use clos_directory::wire::{Reply, Request, Role};
 
-use crate::harness::{aa, agent, serial, start};
-
-/// Sends `bytes`, then reads replies until the server closes; returns the replies.
-async fn exchange(server: std::net::SocketAddr, bytes: &[u8]) -> Vec<Reply> {
-    let mut s = TcpStream::connect(server).await.unwrap();
-    s.write_all(bytes).await.unwrap();
-    let _ = s.shutdown().await;
-    let mut frames = FrameBuffer::new(4096);
-    let mut replies = Vec::new();
-    let read = async {
-        loop {
-            match s.read_buf(frames.spare(1024)).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    while let Ok(Some(body)) = frames.next_frame() {
-                        replies.push(Reply::decode(body).expect("server replies are well-formed"));
-                    }
-                }
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), read).await.expect("the server must close the session");
-    replies
-}
+use crate::harness::{aa, agent, exchange, provisioner, serial, start};
 
 fn hello(token: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -59,7 +32,7 @@ async fn bad_requests_are_rejected_with_a_reason_and_the_server_survives() {
     let _serial = serial();
     let Some(mut sys) = start("bad", 1, 1, ServerOptions::default()).await else { return };
     let server = sys.ds.addrs()[0];
-    let token = sys.ds.token.clone();
+    let token = sys.ds.tokens.agent.clone();
     let good = hello(token.as_bytes());
 
     let mut lookup = Vec::new();
@@ -101,6 +74,6 @@ async fn bad_requests_are_rejected_with_a_reason_and_the_server_survives() {
 
     assert!(sys.ds.is_running(0), "the server must survive every bad request");
     let a = agent(&sys.ds, aa(1));
-    a.update(aa(1), Some(Mapping { la: La(9), service: "web".into() })).await.expect("still serving updates");
+    provisioner(&sys.ds).update(aa(1), Some(Mapping { la: La(9), service: "web".into() })).await.expect("still serving updates");
     assert_eq!(a.lookup(aa(1)).await, Ok(La(9)), "still serving lookups");
 }

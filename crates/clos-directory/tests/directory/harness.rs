@@ -7,6 +7,9 @@ use std::time::Duration;
 use clos_directory::address::Aa;
 use clos_directory::cluster::{find_etcd, DirectoryServers, EtcdCluster, ServerOptions};
 use clos_directory::resolver::{Resolver, ResolverConfig};
+use clos_directory::wire::{FrameBuffer, Reply};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -78,9 +81,38 @@ pub async fn start(name: &str, members: usize, servers: usize, options: ServerOp
     Some(System { etcd, ds, _folder: folder })
 }
 
-/// An agent speaking as `me`.
+/// An agent speaking as `me`, with the cluster's agent credential (which may speak as any AA).
 pub fn agent(ds: &DirectoryServers, me: Aa) -> Resolver {
-    Resolver::new(ResolverConfig::new(ds.addrs(), ds.token.as_bytes(), me)).expect("resolver")
+    Resolver::new(ResolverConfig::new(ds.addrs(), ds.tokens.agent.as_bytes(), me)).expect("resolver")
+}
+
+/// The provisioning system, with the cluster's provisioner credential (every service).
+pub fn provisioner(ds: &DirectoryServers) -> Resolver {
+    Resolver::new(ResolverConfig::provisioner(ds.addrs(), ds.tokens.provisioner.as_bytes())).expect("resolver")
+}
+
+/// Sends `bytes` on a fresh connection, then reads replies until the server closes; returns
+/// the replies. The server handles what it read before it sees the end of the input.
+pub async fn exchange(server: std::net::SocketAddr, bytes: &[u8]) -> Vec<Reply> {
+    let mut s = TcpStream::connect(server).await.unwrap();
+    s.write_all(bytes).await.unwrap();
+    let _ = s.shutdown().await;
+    let mut frames = FrameBuffer::new(4096);
+    let mut replies = Vec::new();
+    let read = async {
+        loop {
+            match s.read_buf(frames.spare(1024)).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    while let Ok(Some(body)) = frames.next_frame() {
+                        replies.push(Reply::decode(body).expect("server replies are well-formed"));
+                    }
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), read).await.expect("the server must close the session");
+    replies
 }
 
 pub fn aa(i: u32) -> Aa {

@@ -1,4 +1,5 @@
-//! Issue 42: connections that never authenticate cannot hold the server. Beyond
+//! Issue 42: connections that never authenticate (silent, or stalled mid-frame) cannot hold
+//! the server. Beyond
 //! `max_unauthenticated` a connection is closed at once, the others when `hello_timeout`
 //! passes without a Hello, and an agent with a session is served throughout. (While the cap is
 //! full a new connection is refused too, legitimate or not: the deadline bounds for how long.)
@@ -9,10 +10,10 @@ use clos_directory::address::La;
 use clos_directory::cluster::ServerOptions;
 use clos_directory::mapping::Mapping;
 use clos_directory::wire::{FrameBuffer, Reply};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::harness::{aa, agent, serial, start};
+use crate::harness::{aa, agent, provisioner, serial, start};
 
 /// Reads until the server closes `s` (or `limit` passes); the replies it sent, and when.
 async fn until_closed(mut s: TcpStream, limit: Duration) -> Option<(Vec<Reply>, Instant)> {
@@ -41,13 +42,19 @@ async fn idle_connections_are_capped_and_timed_out_while_agents_are_served() {
     let Some(mut sys) = start("idle", 1, 1, options).await else { return };
     let server = sys.ds.addrs()[0];
     let a = agent(&sys.ds, aa(1));
-    a.update(aa(1), Some(Mapping { la: La(3), service: "web".into() })).await.expect("update");
+    provisioner(&sys.ds).update(aa(1), Some(Mapping { la: La(3), service: "web".into() })).await.expect("update");
+    assert_eq!(a.lookup(aa(1)).await, Ok(La(3)), "the agent's session opens before the flood");
 
-    // 64 connections that send nothing: 16 are admitted, 48 closed at once.
+    // 64 connections that send nothing, or half a frame (a Hello's length and 3 of its 26
+    // bytes): 16 are admitted, 48 closed at once.
     let opened = Instant::now();
     let mut idle = Vec::new();
-    for _ in 0..64 {
-        idle.push(TcpStream::connect(server).await.unwrap());
+    for i in 0..64 {
+        let mut s = TcpStream::connect(server).await.unwrap();
+        if i % 2 == 1 {
+            let _ = s.write_all(&[0, 0, 0, 26, 1, 1, 10]).await;
+        }
+        idle.push(s);
     }
     // An agent whose session was open before is served throughout: lookups while the idle
     // connections sit there, each well under the 500 ms deadline they are waiting out.

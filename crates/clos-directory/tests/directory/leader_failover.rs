@@ -28,7 +28,7 @@ async fn no_acknowledged_update_is_lost_when_the_store_leader_is_killed() {
     for w in 0..writers {
         // A short update timeout makes the updates caught in the election time out and be
         // retried on the other directory server, which is the path under test.
-        let mut config = ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), aa(0));
+        let mut config = ResolverConfig::provisioner(sys.ds.addrs(), sys.ds.tokens.provisioner.as_bytes());
         config.update_timeout = Duration::from_millis(300);
         config.seed = u64::from(w);
         let agent = Arc::new(Resolver::new(config).unwrap());

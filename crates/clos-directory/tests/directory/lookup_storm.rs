@@ -9,14 +9,14 @@ use clos_directory::cluster::ServerOptions;
 use clos_directory::mapping::Mapping;
 use clos_directory::resolver::{Resolver, ResolverConfig};
 
-use crate::harness::{aa, agent, quantile, serial, start};
+use crate::harness::{aa, provisioner, quantile, serial, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lookups_keep_succeeding_when_a_directory_server_is_killed_mid_storm() {
     let _serial = serial();
     let Some(mut sys) = start("storm", 1, 3, ServerOptions::default()).await else { return };
     let population = 300u32;
-    let writer = agent(&sys.ds, aa(0));
+    let writer = provisioner(&sys.ds);
     for i in 0..population {
         writer.update(aa(i), Some(Mapping { la: La(5000 + i), service: "web".into() })).await.unwrap();
     }
@@ -24,7 +24,7 @@ async fn lookups_keep_succeeding_when_a_directory_server_is_killed_mid_storm() {
 
     let agents: Vec<Arc<Resolver>> = (0..8)
         .map(|a| {
-            let mut c = ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), aa(a));
+            let mut c = ResolverConfig::new(sys.ds.addrs(), sys.ds.tokens.agent.as_bytes(), aa(a));
             c.cache = false;
             c.seed = a as u64;
             Arc::new(Resolver::new(c).unwrap())

@@ -7,6 +7,7 @@
 // holding it across awaits cannot deadlock.
 #![allow(clippy::await_holding_lock)]
 
+mod authorised_writes;
 mod bad_requests;
 mod forged_push;
 mod harness;

@@ -14,7 +14,7 @@ use clos_directory::resolver::{LookupError, Resolver, ResolverConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::harness::{aa, agent, binary, etcd, folder, serial};
+use crate::harness::{aa, binary, etcd, folder, provisioner, serial};
 
 /// A TCP relay that can be frozen: while frozen it moves no bytes either way, like a network
 /// partition that drops packets silently (connections stay open, nothing arrives).
@@ -80,11 +80,11 @@ async fn a_partitioned_server_serves_stale_data_only_within_max_staleness() {
     ds.wait_ready(0, Duration::from_secs(20)).await.unwrap();
     ds.wait_ready(1, Duration::from_secs(20)).await.unwrap();
 
-    let writer = agent(&ds, aa(1));
+    let writer = provisioner(&ds);
     let web = |la| Some(Mapping { la: La(la), service: "web".into() });
     writer.update(aa(1), web(1)).await.unwrap();
     writer.update(aa(2), web(100)).await.unwrap();
-    let mut only_b = ResolverConfig::new(vec![ds.addrs()[1]], ds.token.as_bytes(), aa(1));
+    let mut only_b = ResolverConfig::new(vec![ds.addrs()[1]], ds.tokens.agent.as_bytes(), aa(1));
     only_b.cache = false;
     only_b.lookup_timeout = Duration::from_millis(300);
     let b = Resolver::new(only_b).unwrap();
@@ -96,8 +96,7 @@ async fn a_partitioned_server_serves_stale_data_only_within_max_staleness() {
 
     cut.frozen.store(true, Ordering::Relaxed);
     let cut_at = Instant::now();
-    let mut only_a = ResolverConfig::new(vec![ds.addrs()[0]], ds.token.as_bytes(), aa(1));
-    only_a.cache = false;
+    let only_a = ResolverConfig::provisioner(vec![ds.addrs()[0]], ds.tokens.provisioner.as_bytes());
     Resolver::new(only_a).unwrap().update(aa(2), web(200)).await.expect("the connected server takes updates");
 
     // Watch server 1 for 2.5 s: stale answers (100) are allowed only within the bound.

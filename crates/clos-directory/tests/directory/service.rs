@@ -8,7 +8,9 @@ use clos_directory::cluster::ServerOptions;
 use clos_directory::mapping::Mapping;
 use clos_directory::resolver::LookupError;
 
-use crate::harness::{aa, agent, serial, start};
+use clos_directory::resolver::{Resolver, ResolverConfig};
+
+use crate::harness::{aa, agent, provisioner, serial, start};
 
 fn web(la: u32) -> Option<Mapping> {
     Some(Mapping { la: La(la), service: "web".into() })
@@ -18,16 +20,16 @@ fn web(la: u32) -> Option<Mapping> {
 async fn updates_are_acknowledged_then_resolved_by_every_server_with_access_control() {
     let _serial = serial();
     let Some(sys) = start("service", 1, 3, ServerOptions::default()).await else { return };
-    let web_agent = agent(&sys.ds, aa(1));
-    web_agent.update(aa(1), web(100)).await.expect("register the requester");
-    web_agent.update(aa(2), web(200)).await.expect("acked");
-    web_agent.update(aa(3), Some(Mapping { la: La(300), service: "db".into() })).await.expect("acked");
+    let provisioning = provisioner(&sys.ds);
+    provisioning.update(aa(1), web(100)).await.expect("register the requester");
+    provisioning.update(aa(2), web(200)).await.expect("acked");
+    provisioning.update(aa(3), Some(Mapping { la: La(300), service: "db".into() })).await.expect("acked");
 
     // Each server on its own: the change stream (or a peer push) brought the update to all.
     for server in sys.ds.addrs() {
-        let mut config = clos_directory::resolver::ResolverConfig::new(vec![server], sys.ds.token.as_bytes(), aa(1));
+        let mut config = ResolverConfig::new(vec![server], sys.ds.tokens.agent.as_bytes(), aa(1));
         config.cache = false;
-        let one = clos_directory::resolver::Resolver::new(config).unwrap();
+        let one = Resolver::new(config).unwrap();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         loop {
             match one.lookup(aa(2)).await {
@@ -45,7 +47,7 @@ async fn updates_are_acknowledged_then_resolved_by_every_server_with_access_cont
     let stranger = agent(&sys.ds, aa(50));
     assert_eq!(stranger.lookup(aa(2)).await, Err(LookupError::Denied), "an AA with no mapping resolves nothing");
 
-    web_agent.update(aa(2), None).await.expect("removal acked");
+    provisioning.update(aa(2), None).await.expect("removal acked");
     let fresh = agent(&sys.ds, aa(1));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(fresh.lookup(aa(2)).await, Err(LookupError::NotFound));
@@ -56,7 +58,7 @@ async fn a_restarted_directory_server_recovers_every_mapping_from_the_store() {
     let _serial = serial();
     let options = ServerOptions { push_to_peers: false, ..ServerOptions::default() };
     let Some(mut sys) = start("restart", 1, 1, options).await else { return };
-    let writer = agent(&sys.ds, aa(1));
+    let writer = provisioner(&sys.ds);
     let n = 500;
     for i in 1..=n {
         writer.update(aa(i), web(1000 + i)).await.expect("acked");
@@ -64,9 +66,9 @@ async fn a_restarted_directory_server_recovers_every_mapping_from_the_store() {
     sys.ds.kill(0);
     sys.ds.restart(0).unwrap();
     sys.ds.wait_ready(0, Duration::from_secs(20)).await.unwrap();
-    let mut reader = clos_directory::resolver::ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), aa(1));
+    let mut reader = ResolverConfig::new(sys.ds.addrs(), sys.ds.tokens.agent.as_bytes(), aa(1));
     reader.cache = false;
-    let reader = clos_directory::resolver::Resolver::new(reader).unwrap();
+    let reader = Resolver::new(reader).unwrap();
     let targets: Vec<_> = (1..=n).map(aa).collect();
     let results = reader.lookup_many(&targets).await;
     for (i, r) in results.into_iter().enumerate() {
@@ -80,18 +82,16 @@ async fn a_tor_report_corrects_the_senders_stale_cache_through_any_server() {
     let Some(sys) = start("correction", 1, 2, ServerOptions::default()).await else { return };
     let sender = agent(&sys.ds, aa(1));
     assert_eq!(sender.connect_all().await, 2, "the agent keeps a session with every server");
-    sender.update(aa(1), web(100)).await.unwrap();
-    sender.update(aa(7), web(700)).await.unwrap();
+    let provisioning = provisioner(&sys.ds);
+    provisioning.update(aa(1), web(100)).await.unwrap();
+    provisioning.update(aa(7), web(700)).await.unwrap();
     assert_eq!(sender.lookup(aa(7)).await, Ok(La(700)));
 
     // The VM behind aa(7) migrates: the provisioning system updates the directory...
-    let provisioning = agent(&sys.ds, aa(1));
     provisioning.update(aa(7), web(701)).await.unwrap();
     assert_eq!(sender.cached(aa(7)), Some(La(700)), "the sender's cache is stale until used");
     // ...the sender's next packet lands at the old ToR, which reports it (VL2 §4.3).
-    let mut tor = clos_directory::resolver::ResolverConfig::new(sys.ds.addrs(), sys.ds.token.as_bytes(), clos_directory::address::Aa(0));
-    tor.role = clos_directory::wire::Role::Tor;
-    let tor = clos_directory::resolver::Resolver::new(tor).unwrap();
+    let tor = Resolver::new(ResolverConfig::tor(sys.ds.addrs(), sys.ds.tokens.tor.as_bytes())).unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(tor.report_misdelivery(aa(1), aa(7), La(700)).await, Ok(La(701)));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
@@ -103,17 +103,13 @@ async fn a_tor_report_corrects_the_senders_stale_cache_through_any_server() {
 
     // An agent with a session only with server 1, and a ToR that reports only to server 0:
     // server 0 hands the correction to its peer, which delivers it.
-    let only = |i: usize, me| {
-        let mut c = clos_directory::resolver::ResolverConfig::new(vec![sys.ds.addrs()[i]], sys.ds.token.as_bytes(), me);
-        c.role = if i == 0 { clos_directory::wire::Role::Tor } else { clos_directory::wire::Role::Agent };
-        clos_directory::resolver::Resolver::new(c).unwrap()
-    };
-    let remote = only(1, aa(2));
-    remote.update(aa(2), web(200)).await.unwrap();
+    let remote = Resolver::new(ResolverConfig::new(vec![sys.ds.addrs()[1]], sys.ds.tokens.agent.as_bytes(), aa(2))).unwrap();
+    let tor0 = Resolver::new(ResolverConfig::tor(vec![sys.ds.addrs()[0]], sys.ds.tokens.tor.as_bytes())).unwrap();
+    provisioning.update(aa(2), web(200)).await.unwrap();
     assert_eq!(remote.lookup(aa(7)).await, Ok(La(701)));
     provisioning.update(aa(7), web(702)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(only(0, clos_directory::address::Aa(0)).report_misdelivery(aa(2), aa(7), La(701)).await, Ok(La(702)));
+    assert_eq!(tor0.report_misdelivery(aa(2), aa(7), La(701)).await, Ok(La(702)));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
     while remote.cached(aa(7)) != Some(La(702)) {
         assert!(tokio::time::Instant::now() < deadline, "the correction was not forwarded to the agent's server");
