@@ -29,8 +29,14 @@ DPI = 110
 # Bottom to top. Leaf-spine names its leaves `tor` and has no aggregation layer.
 LAYERS = {"h": 0, "tor": 1, "agg": 2}
 TOP = ("spine", "core", "int")
-ROLE_NAMES = {"h": "hosts", "tor": "ToRs", "agg": "aggregation", "spine": "spines", "core": "cores"}
-ROLE_NAMES["int"] = "intermediates"
+ROLE_NAMES = {
+    "h": "hosts",
+    "tor": "ToRs",
+    "agg": "aggregation",
+    "spine": "spines",
+    "core": "cores",
+    "int": "intermediates",
+}
 COLORMAP = "viridis"
 
 

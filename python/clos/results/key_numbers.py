@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from clos import units
-from clos.results.results import Results
+from clos.results.results import Results, summary_get
 
 
 def summary_value(fmt: Callable[[Any], str], *keys: str) -> Callable[[Results], str]:
@@ -50,9 +50,7 @@ def workload_kinds(workload: Any) -> set[str]:
 
 def open_loop(summary: Any) -> bool:
     """Whether a run's workload (from its summary's scenario) has open-loop arrivals."""
-    scenario = summary.get("scenario") if isinstance(summary, dict) else None
-    workload = scenario.get("workload") if isinstance(scenario, dict) else None
-    return bool(workload_kinds(workload) & OPEN_LOOP)
+    return bool(workload_kinds(summary_get(summary, "scenario", "workload")) & OPEN_LOOP)
 
 
 class KeyNumber(NamedTuple):
@@ -73,12 +71,7 @@ class KeyNumber(NamedTuple):
         it."""
         if self.closed_loop_only and open_loop(summary):
             return None
-        found: Any = summary
-        for key in self.keys:
-            if not isinstance(found, dict):
-                return None
-            found = found.get(key)
-        return number(found)
+        return number(summary_get(summary, *self.keys))
 
     def value(self, run: Results) -> str:
         return self.fmt(self.of(run.summary))

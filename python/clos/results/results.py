@@ -40,6 +40,16 @@ FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY, SCENARIO)
 REQUIRED = (*(f"{t}.parquet" for t in TABLES if t not in OPTIONAL), SUMMARY)
 
 
+def summary_get(summary: Any, *keys: str) -> Any:
+    """The value at `keys` in a summary; None where a section is null or absent."""
+    value = summary
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class Results:
     summary: dict[str, Any]
@@ -66,12 +76,7 @@ class Results:
 
     def get(self, *keys: str) -> Any:
         """A value deep in the summary; None where a section is null or absent (older results)."""
-        value: Any = self.summary
-        for key in keys:
-            if not isinstance(value, dict):
-                return None
-            value = value.get(key)
-        return value
+        return summary_get(self.summary, *keys)
 
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:

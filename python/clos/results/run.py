@@ -43,18 +43,6 @@ def _figures() -> dict[str, Callable[[Results], Any]]:
     }
 
 
-FIGURES = (
-    "fabric",
-    "fct_cdf",
-    "slowdown_by_bucket",
-    "goodput_over_time",
-    "per_hop_queueing",
-    "queue_length_cdf",
-    "utilisation_cdf",
-    "split_fairness",
-)
-
-
 def run_name(run: Results) -> str:
     name = run.get("scenario", "name")
     return name if isinstance(name, str) and name else "run"
@@ -85,14 +73,16 @@ class Run(Results):
         )
 
     def plot(self, name: str) -> Any:
-        """The report's figure `name` (one of `FIGURES`) as a matplotlib Figure; raises
-        ValueError, saying why, when the run has nothing to draw it from."""
-        if name not in FIGURES:
-            raise ValueError(f"no figure {name!r}: the figures are {', '.join(FIGURES)}")
+        """The report's figure `name` (fabric, fct_cdf, slowdown_by_bucket, goodput_over_time,
+        per_hop_queueing, queue_length_cdf, utilisation_cdf, split_fairness) as a matplotlib
+        Figure; raises ValueError, saying why, when the run has nothing to draw it from."""
         from clos import extras
 
         extras.require("plots", "Run.plot")
-        drawn = _figures()[name](self)
+        figures = _figures()
+        if name not in figures:
+            raise ValueError(f"no figure {name!r}: the figures are {', '.join(figures)}")
+        drawn = figures[name](self)
         if drawn.figure is None:
             raise ValueError(f"{name}: not drawn, {drawn.skipped}")
         _shown_in_notebooks()

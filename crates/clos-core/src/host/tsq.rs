@@ -2,6 +2,7 @@
 //! queue (`tsq`), and `queue` bounds the queue as a whole, a packet that would not fit being
 //! local congestion for its flow.
 
+use crate::fabric::Ports;
 use crate::packet::wire;
 use crate::transport::tcp::Sender;
 use crate::units::Time;
@@ -47,15 +48,15 @@ impl Tsq {
         self.wake_due.push(false);
     }
 
-    /// Whether `flow`'s next frame of `frame` bytes may enter its host's NIC queue, which holds
-    /// `backlog` bytes at `now` and falls to a given size at `falls_to(bytes)`.
+    /// Whether `flow`'s next frame of `frame` bytes may enter its host's NIC queue (`port`) at
+    /// `now`. The queue's backlog is read only where `queue` bounds it.
     #[inline]
-    pub fn admits(&mut self, flow: u32, sender: &Sender, frame: u64, backlog: u64, falls_to: impl Fn(u64) -> Time, now: Time) -> Admit {
+    pub fn admits(&mut self, flow: u32, sender: &Sender, frame: u64, ports: &Ports, port: u32, now: Time) -> Admit {
         let f = flow as usize;
-        if self.queue != u64::MAX && backlog + frame > self.queue {
+        if self.queue != u64::MAX && ports.backlog(port, now) + frame > self.queue {
             // Tried again once the queue has room for it (not before the next picosecond).
-            let room_at = self.queue - frame;
-            return Admit::Congested(self.wake(f, || falls_to(room_at).max(now + 1)));
+            let room = self.queue - frame;
+            return Admit::Congested(self.wake(f, || ports.time_backlog_falls_to(port, room, now).max(now + 1)));
         }
         let q = &mut self.queued[f];
         while let Some(&(_, bytes)) = q.front().filter(|&&(departs, _)| departs <= now) {

@@ -32,9 +32,7 @@ impl World {
                 }
             }
             Egress::Tsq(t) => {
-                let (ports, now) = (&self.ports, self.now);
-                let backlog = ports.backlog(port, now);
-                let wake = match t.admits(flow, &self.senders[f], frame, backlog, |bytes| ports.time_backlog_falls_to(port, bytes, now), now) {
+                let wake = match t.admits(flow, &self.senders[f], frame, &self.ports, port, self.now) {
                     Admit::Send => return true,
                     Admit::Wait(wake) => wake,
                     Admit::Congested(wake) => {
