@@ -192,11 +192,9 @@ impl Routes {
             row_holes: Vec::new(),
             rows_with_holes: 0,
         };
-        let tables = r.tables(t, state);
-        r.to_tor = tables.to_tor.clone();
-        r.spans = r.to_tor.iter().map(|&g| Span::of(r.group(g))).collect();
-        r.to_core = tables.to_core.clone();
-        r.split = tables.split.clone();
+        let Tables { to_tor, to_core, split } = r.tables(t, state);
+        r.spans = to_tor.iter().map(|&g| Span::of(r.group(g))).collect();
+        (r.to_tor, r.to_core, r.split) = (to_tor, to_core, split);
         r.row_holes = vec![false; t.n_switches()];
         for s in 0..t.n_switches() {
             r.update_holes(s);
@@ -210,14 +208,19 @@ impl Routes {
         let n_tors = t.tors.len();
         let up = |p: u32| state.port_up(t, p);
         let mut to_tor = vec![0u32; n_sw * n_tors];
-        let mut dists = Vec::with_capacity(n_tors);
+        // Each ToR's distances span every node (n_tors x nodes: 2.3 GB for a VL2 of 100,000
+        // servers); only the weighted splits read them again.
+        let keep = !matches!(self.mode, SplitMode::None);
+        let mut dists = Vec::with_capacity(if keep { n_tors } else { 0 });
         for (ti, &tor) in t.tors.iter().enumerate() {
             let dist = switch_distances(t, &[tor], &up);
             for s in 0..n_sw {
                 let node = (t.n_hosts + s) as u32;
                 to_tor[s * n_tors + ti] = self.intern(closer_ports(t, node, &dist, &up));
             }
-            dists.push(dist);
+            if keep {
+                dists.push(dist);
+            }
         }
         let cores: Vec<u32> = (0..t.nodes.len() as u32).filter(|&n| t.role(n) == Role::Core).collect();
         let dist = switch_distances(t, &cores, &up);
