@@ -267,9 +267,12 @@ impl Ports {
 
     /// Bytes `port` has finished serialising by `now`: what it accepted minus what it holds
     /// (`accepted` counts a packet when it is accepted, which may be long before it is sent).
+    /// A host's software wait ([`Ports::hold_until`]) holds the link idle, and the backlog
+    /// counts that time at the link's rate, so while a wait is pending the backlog may exceed
+    /// what the port accepted: then nothing more has been sent.
     #[inline]
     pub fn sent_bytes(&self, port: u32, now: Time) -> u64 {
-        self.queues[port as usize].accepted.bytes - self.occupancy(port, now)
+        self.queues[port as usize].accepted.bytes.saturating_sub(self.occupancy(port, now))
     }
 
     /// The queue length a forwarding engine can read (DRILL §3.2.1): the backlog minus the

@@ -174,8 +174,10 @@ impl Recorder {
         }
         // Bytes serialised during the bin, not accepted: a deep host queue accepts a window at
         // once, but the link can only send at its rate.
-        for (p, s) in self.sent_now.iter_mut().enumerate() {
-            *s = ports.sent_bytes(p as u32, now);
+        // Never below the last bin's: sent bytes fall back while a host's software wait is
+        // pending (`Ports::sent_bytes`), and are counted when they are sent.
+        for (p, (s, &last)) in self.sent_now.iter_mut().zip(&self.sent_at_bin_start).enumerate() {
+            *s = ports.sent_bytes(p as u32, now).max(last);
         }
         let (sent, before) = (&self.sent_now, &self.sent_at_bin_start);
         let delta = |p: usize| sent[p] - before[p];

@@ -138,6 +138,37 @@ mod tests {
         assert_eq!(run(&jittered).2, events, "deterministic");
     }
 
+    /// A held NIC is idle, not sending: while a host's software wait is pending, the link's
+    /// sent bytes never exceed what it accepted (nor wrap below zero), each bin of the link time
+    /// series stays within the link's capacity, and the bins add up to what each link sent.
+    /// Flows of 10 segments, 10 us waits (longer than a segment's 1.2 us at 10 Gb/s), 1 us bins.
+    #[test]
+    fn a_software_wait_is_not_counted_as_bytes_sent() {
+        let s = Scenario::from_json(
+            r#"{"seed": 7, "topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 2},
+                "host": {"jitter": "10us"}, "workload": {"kind": "permutation", "bytes": 14600},
+                "output": {"bin": "1us", "link_timeseries": true}}"#,
+        )
+        .unwrap();
+        let mut w = World::new(&s).unwrap();
+        for t in 1..=200 {
+            w.run_until(t * 1_000_000);
+            for p in 0..w.ports.len() as u32 {
+                assert!(w.ports.sent_bytes(p, w.now) <= w.ports.accepted(p).bytes, "port {p} at {t} us");
+            }
+        }
+        let r = crate::run(&s).unwrap();
+        let bins = &r.link_timeseries;
+        assert!(!bins.bytes.is_empty());
+        for (i, &u) in bins.utilisation.iter().enumerate() {
+            assert!(u <= 1.0 + 1e-9, "link {} bin at {} ps: utilisation {u}", bins.link[i], bins.bin_start_ps[i]);
+        }
+        for (link, &accepted) in r.links.bytes.iter().enumerate() {
+            let binned: u64 = bins.link.iter().zip(&bins.bytes).filter(|(l, _)| **l as usize == link).map(|(_, b)| b).sum();
+            assert!(binned <= accepted, "link {link}: {binned} binned of {accepted} accepted");
+        }
+    }
+
     /// The waits are exponential with the mean asked for: over 100,000 draws the mean is within
     /// 1% of 8 us (the standard error is 8 us / sqrt(100,000), 0.3%), and the share above the
     /// mean is e^-1 = 0.368 within 0.01.
