@@ -140,3 +140,16 @@ def test_a_leaf_spine_under_the_kernels_ecmp_runs_at_the_line_rate_in_both(kerne
     for g in theirs + ours:
         assert abs(g - line) / line < 0.15, (theirs, ours)
     assert k["drops"] == 0 and c["drops"] == 0
+
+
+def test_the_whole_table_reruns_in_one_command(kernel):
+    # scripts/kernel/table.py --quick, as docs/validation.md documents it: every part runs and
+    # prints its table under its heading (the numbers are the other tests' business).
+    table = SCRIPT.parent / "table.py"
+    out = subprocess.run(
+        [sys.executable, str(table), "--quick"], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    headings = [line for line in out.stdout.splitlines() if line.startswith("### ")]
+    assert len(headings) == 10, headings
+    assert out.stdout.count("|---|") >= 10
