@@ -73,6 +73,29 @@ def test_up_starts_a_cluster_that_answers_then_stops(runner: CliRunner, tmp_path
     assert {"listening", "synchronised with the store"} <= messages, (
         "structured logs, one JSON a line"
     )
+    # TLS by default, with a CA made for the cluster, and commands that check against it.
+    listening = next(event for event in events if event["message"] == "listening")
+    assert listening["tls"] is True
+    assert {"ca.crt", "ds0.crt", "ds0.key", "ds1.crt", "ds1.key"} <= {
+        p.name for p in folder.iterdir()
+    }
+    assert f"--ca-file {folder / 'ca.crt'}" in result.stdout
+
+
+def test_up_without_tls_says_so_loudly(runner: CliRunner, tmp_path: Path):
+    service_or_skip()
+    folder = tmp_path / "cluster"
+    result = runner.invoke(
+        app,
+        [
+            "directory", "up", "--etcd", "1", "--servers", "1", "--dir", str(folder),
+            "--for", "1s", "--no-tls",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "TLS:               OFF" in result.stdout and "--no-tls" in result.stdout
+    assert "TLS IS OFF" in (folder / "ds0.log").read_text()
+    assert not (folder / "ca.crt").exists()
 
 
 def test_bench_reports_latency_percentiles_per_offered_rate(runner: CliRunner, tmp_path: Path):
@@ -89,6 +112,7 @@ def test_bench_reports_latency_percentiles_per_offered_rate(runner: CliRunner, t
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert [s["offered_per_s"] for s in report["lookups"]] == [2000, 4000]
+    assert report["tls"] is True, "the benchmark runs in TLS unless told --no-tls"
     for step in report["updates"] + report["lookups"]:
         assert step["failed"] == 0
         latency = step["latency_ms"]

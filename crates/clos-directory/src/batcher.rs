@@ -12,6 +12,13 @@
 //! the revision of every entry a decision was based on, so a decision made on a stale table
 //! (another server wrote the AA a moment ago) is made again on the store's entries instead of
 //! being committed. Refused updates are answered `Refused` with the reason.
+//!
+//! The same decision keeps retried updates in order (`origin.rs`): an update whose origin the
+//! entry's marks already cover (a copy of an update another server committed, or one its
+//! writer has since overtaken) is acknowledged without being written, and a written entry
+//! records the origins of the updates it includes. Since the transaction is guarded by the
+//! revision of the entry decided on, a copy that arrives late finds the entry moved, is decided
+//! again on the store's entry and its marks, and never lands on top of a later update.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +32,8 @@ use crate::address::Aa;
 use crate::authorisation::authorise;
 use crate::credentials::Principal;
 use crate::mapping::{Mapping, Versioned};
-use crate::store::{Guarded, Store};
+use crate::origin::{Marks, Origin};
+use crate::store::{Guarded, Store, Write};
 use crate::table::Table;
 use crate::wire::Reply;
 
@@ -37,6 +45,9 @@ pub struct PendingUpdate {
     pub id: u64,
     pub outbox: mpsc::UnboundedSender<Reply>,
     pub writer: Arc<Principal>,
+    /// Where the update comes from, scoped to `writer` (`Origin::scoped`); `None` from clients
+    /// of protocol 1, whose updates are written whatever the entry's marks.
+    pub origin: Option<Origin>,
 }
 
 /// What a directory server tells its peers.
@@ -52,6 +63,8 @@ pub struct BatchSettings {
     pub window: Duration,
     pub max_txn_ops: usize,
     pub commit_timeout: Duration,
+    /// How long a removal's marks outlive it (`origin.rs`).
+    pub tombstone_ttl: Duration,
 }
 
 /// Runs until every sender is dropped; spawn it.
@@ -87,63 +100,88 @@ pub async fn run_batcher(
     }
 }
 
-/// The decisions for one chunk, made against a base entry per AA.
-struct Decided {
-    /// The final value of each AA that at least one update may write.
-    writes: Vec<(Aa, Option<Mapping>)>,
-    /// Per AA, per update: `None` if authorised, else the reason.
-    verdicts: Vec<Vec<Option<String>>>,
+/// What becomes of one update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Authorised: written (or overwritten by a later update of the same batch).
+    Write,
+    /// Already in the entry, or overtaken by a later update of its writer: acknowledged, not
+    /// written again.
+    Applied,
+    /// Not authorised, for this reason.
+    Refused(String),
 }
 
-/// Authorises each AA's updates in order against `base` (an update sees the AA as the earlier
-/// authorised ones of the batch left it). Within a batch the last authorised update of an AA
-/// wins; all authorised ones are acknowledged with the revision that committed it.
+/// The decisions for one chunk, made against a base entry per AA.
+struct Decided {
+    /// The final value of each AA that at least one update writes.
+    writes: Vec<Write>,
+    /// Per AA, per update.
+    verdicts: Vec<Vec<Verdict>>,
+}
+
+/// Decides each AA's updates in order against `base` (an update sees the AA as the earlier
+/// ones of the batch left it): one its origin's marks cover is already applied; the others are
+/// authorised. Within a batch the last authorised update of an AA wins; all authorised and
+/// applied ones are acknowledged with the revision that committed the chunk.
 fn decide(updates: &[(Aa, Vec<PendingUpdate>)], base: &[Base]) -> Decided {
     let mut writes = Vec::new();
     let mut verdicts = Vec::with_capacity(updates.len());
     for ((aa, list), base) in updates.iter().zip(base) {
         let mut state: Option<Mapping> = base.mapping.clone();
+        let mut marks = base.marks.clone();
         let mut any = false;
         let mut verdict = Vec::with_capacity(list.len());
         for u in list {
+            if u.origin.is_some_and(|o| marks.covers(o)) {
+                verdict.push(Verdict::Applied);
+                continue;
+            }
             match authorise(&u.writer.services, *aa, state.as_ref(), u.mapping.as_ref()) {
                 Ok(()) => {
                     state = u.mapping.clone();
+                    if let Some(o) = u.origin {
+                        marks.record(o);
+                    }
                     any = true;
-                    verdict.push(None);
+                    verdict.push(Verdict::Write);
                 }
-                Err(reason) => verdict.push(Some(reason)),
+                Err(reason) => verdict.push(Verdict::Refused(reason)),
             }
         }
         if any {
-            writes.push((*aa, state));
+            writes.push(Write { aa: *aa, mapping: state, marks });
         }
         verdicts.push(verdict);
     }
     Decided { writes, verdicts }
 }
 
-/// An AA's entry as the decisions assume it: its mapping, and the revision its key is at in
-/// the store (0: absent), which the transaction is guarded with.
+/// An AA's entry as the decisions assume it: its mapping, the marks of the updates it
+/// includes, and the revision its key is at in the store (0: absent), which the transaction is
+/// guarded with.
 #[derive(Clone, Debug, Default)]
 struct Base {
     mapping: Option<Mapping>,
+    marks: Marks,
     revision: i64,
 }
 
 impl Base {
-    /// From the table's committed entry: a tombstone is an absent key.
+    /// From the table's committed entry. A tombstone with marks is a key holding a tombstone
+    /// value; one without is an absent key (deleted, or its tombstone expired).
     fn from_table(entry: Option<Versioned>) -> Base {
         match entry {
-            Some(Versioned { mapping: Some(m), revision }) => Base { mapping: Some(m), revision },
-            _ => Base::default(),
+            Some(Versioned { mapping: None, marks, .. }) if marks.is_empty() => Base::default(),
+            Some(Versioned { mapping, revision, marks }) => Base { mapping, marks, revision },
+            None => Base::default(),
         }
     }
 
     /// From the store's entry (`None`: absent). A value that does not parse (written by hand)
     /// guards at its revision, and counts as no mapping.
     fn from_store(entry: Option<Versioned>) -> Base {
-        entry.map(|v| Base { mapping: v.mapping, revision: v.revision }).unwrap_or_default()
+        entry.map(|v| Base { mapping: v.mapping, marks: v.marks, revision: v.revision }).unwrap_or_default()
     }
 }
 
@@ -164,14 +202,14 @@ async fn commit_chunk(
     let outcome = loop {
         let decided = decide(&updates, &base);
         let guards: Vec<(Aa, i64)> = updates.iter().zip(&base).map(|((aa, _), b)| (*aa, b.revision)).collect();
-        match store.commit_guarded(&guards, &decided.writes).await {
+        match store.commit(&guards, &decided.writes, settings.tombstone_ttl).await {
             Ok(Guarded::Committed(revision)) => break Ok((decided, revision)),
             Ok(Guarded::Moved { current, revision }) => {
                 // Decided on a stale entry (the table lags the store, or another server wrote
                 // the AA meanwhile): decide again on the store's entries.
                 debug!(revision, "an entry moved under the batch; deciding again");
                 for ((aa, _), entry) in updates.iter().zip(&current) {
-                    if let Some(v) = entry.as_ref().filter(|v| v.mapping.is_some()) {
+                    if let Some(v) = entry.as_ref().filter(|v| v.mapping.is_some() || !v.marks.is_empty()) {
                         table.apply(*aa, v.clone());
                     }
                 }
@@ -192,16 +230,20 @@ async fn commit_chunk(
     };
     match outcome {
         Ok((decided, revision)) => {
-            for (aa, mapping) in decided.writes {
-                let versioned = Versioned { mapping, revision };
+            for Write { aa, mapping, marks } in decided.writes {
+                let versioned = Versioned { mapping, revision, marks };
                 table.apply(aa, versioned.clone());
                 let _ = peers.send(PeerMessage::Committed { aa, versioned });
             }
             for ((aa, list), verdict) in updates.into_iter().zip(decided.verdicts) {
-                for (u, refusal) in list.into_iter().zip(verdict) {
-                    let reply = match refusal {
-                        None => Reply::Acked { id: u.id, revision },
-                        Some(reason) => {
+                for (u, verdict) in list.into_iter().zip(verdict) {
+                    let reply = match verdict {
+                        Verdict::Write => Reply::Acked { id: u.id, revision },
+                        Verdict::Applied => {
+                            debug!(writer = %u.writer.name, %aa, origin = ?u.origin, "update already applied; not written again");
+                            Reply::Acked { id: u.id, revision }
+                        }
+                        Verdict::Refused(reason) => {
                             info!(writer = %u.writer.name, %aa, reason = %reason, "refused an update");
                             Reply::Refused { id: u.id, reason }
                         }
@@ -220,5 +262,52 @@ async fn commit_chunk(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::address::La;
+    use crate::credentials::{Credentials, PrincipalConfig};
+    use crate::wire::Role;
+
+    fn provisioner() -> Arc<Principal> {
+        let token = "provisioner-token-0001";
+        let config = PrincipalConfig { services: Some(vec!["*".into()]), ..PrincipalConfig::new("p", Role::Provisioner, token) };
+        Credentials::new(&[config]).unwrap().authenticate(Role::Provisioner, Aa(0), token.as_bytes()).unwrap()
+    }
+
+    fn update(la: u32, origin: Option<Origin>) -> PendingUpdate {
+        let mapping = Some(Mapping { la: La(la), service: "web".into() });
+        PendingUpdate { aa: Aa(1), mapping, id: 1, outbox: mpsc::unbounded_channel().0, writer: provisioner(), origin }
+    }
+
+    fn base(la: u32, origins: &[Origin]) -> Base {
+        let mut marks = Marks::default();
+        for o in origins.iter().rev() {
+            marks.record(*o);
+        }
+        Base { mapping: Some(Mapping { la: La(la), service: "web".into() }), marks, revision: 9 }
+    }
+
+    /// The lost update of issue 39: writer W's update 1 was retried and committed elsewhere,
+    /// then a later update (W's own 2, or another writer V's) committed; the first server's
+    /// copy of update 1, decided again on that entry, is acknowledged and not written.
+    #[test]
+    fn a_late_copy_of_an_applied_update_is_not_written_again() {
+        let (w1, w2, v1) = (Origin { writer: 7, seq: 1 }, Origin { writer: 7, seq: 2 }, Origin { writer: 8, seq: 1 });
+        for later in [base(20, &[w2]), base(30, &[v1, w1])] {
+            let decided = decide(&[(Aa(1), vec![update(10, Some(w1))])], &[later]);
+            assert_eq!(decided.verdicts, vec![vec![Verdict::Applied]]);
+            assert!(decided.writes.is_empty());
+        }
+        // A new update of W, and one without an origin (protocol 1), are written; the marks
+        // of the other writers stay.
+        let decided = decide(&[(Aa(1), vec![update(40, Some(Origin { writer: 7, seq: 3 })), update(50, None)])], &[base(30, &[v1, w1])]);
+        assert_eq!(decided.verdicts, vec![vec![Verdict::Write, Verdict::Write]]);
+        let write = &decided.writes[0];
+        assert_eq!(write.mapping.as_ref().map(|m| m.la), Some(La(50)));
+        assert!(write.marks.covers(Origin { writer: 7, seq: 3 }) && write.marks.covers(v1));
     }
 }

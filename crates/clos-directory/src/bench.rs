@@ -63,6 +63,13 @@ pub struct BenchOptions {
     pub dir: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Speak in clear instead of TLS (to measure what TLS costs).
+    #[arg(long)]
+    pub no_tls: bool,
+    /// Each session's request rate limit, requests/s (`[sessions] rate`); the burst is a tenth.
+    /// One emulated agent's session takes up to rate × k / (agents × servers) of the lookups.
+    #[arg(long, default_value_t = 20_000)]
+    pub session_rate: u32,
 }
 
 /// Latency percentiles of one step, in milliseconds.
@@ -86,6 +93,9 @@ pub struct Step {
     pub completed_per_s: f64,
     pub completed: usize,
     pub failed: usize,
+    /// Lookups answered from a server cut off from the store, marked stale (`freshness.rs`);
+    /// they count as completed. Zero while the store is healthy.
+    pub stale: usize,
     pub latency_ms: Percentiles,
     /// 99th percentile of how late requests were sent against their schedule; large values
     /// mean the load generator, not the directory, was the bottleneck.
@@ -113,6 +123,10 @@ pub struct BenchReport {
     /// 10 ms (VL2 §5.5's criterion).
     pub max_lookup_rate_p99_under_10ms: f64,
     pub cores: usize,
+    /// Whether the sessions ran in TLS.
+    pub tls: bool,
+    /// Each session's request rate limit, requests/s.
+    pub session_rate: u32,
 }
 
 fn percentiles(mut us: Vec<u32>) -> Percentiles {
@@ -166,8 +180,15 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let etcd = EtcdCluster::start(&dir, options.etcd, &find_etcd()?)?;
     etcd.wait_healthy(Duration::from_secs(20)).await?;
-    let server_options =
-        ServerOptions { workers: options.workers, batch_window: options.batch_window.clone(), log_format: "json".into(), ..ServerOptions::default() };
+    let server_options = ServerOptions {
+        workers: options.workers,
+        batch_window: options.batch_window.clone(),
+        log_format: "json".into(),
+        tls: !options.no_tls,
+        rate: options.session_rate,
+        burst: (options.session_rate / 10).max(1),
+        ..ServerOptions::default()
+    };
     let binary = std::env::current_exe()?;
     let ds = DirectoryServers::start(&dir, &binary, &vec![etcd.endpoints(); options.servers], &server_options)?;
     for i in 0..options.servers {
@@ -178,12 +199,12 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
     // so that updates spread over sessions as before.
     let mut provisioners = Vec::new();
     for a in 0..options.agents {
-        let mut config = ResolverConfig::provisioner(ds.addrs(), ds.tokens.provisioner.as_bytes());
+        let mut config = ResolverConfig::provisioner(ds.addrs(), ds.tokens.provisioner.as_bytes()).with_tls(ds.tls.clone());
         config.seed = options.seed.wrapping_mul(1000).wrapping_add(a as u64) ^ 0x9e37;
         let p = Arc::new(Resolver::new(config).map_err(anyhow::Error::msg)?);
         p.connect_all().await;
         provisioners.push(p);
-        let mut config = ResolverConfig::new(ds.addrs(), ds.tokens.agent.as_bytes(), aa(a));
+        let mut config = ResolverConfig::new(ds.addrs(), ds.tokens.agent.as_bytes(), aa(a)).with_tls(ds.tls.clone());
         config.k = options.k;
         config.cache = false;
         config.seed = options.seed.wrapping_mul(1000).wrapping_add(a as u64);
@@ -245,6 +266,8 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         lookups,
         max_lookup_rate_p99_under_10ms: max_rate,
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        tls: !options.no_tls,
+        session_rate: options.session_rate,
     };
     print_table(&report);
     if let Some(out) = &options.out {
@@ -296,6 +319,7 @@ async fn lookup_step(agents: &[Arc<Resolver>], rate: f64, length: Duration, burs
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let lags = Arc::new(Mutex::new(Vec::new()));
     let failed = Arc::new(Mutex::new(0usize));
+    let stale = Arc::new(Mutex::new(0usize));
     let start = tokio::time::Instant::now();
     let mut at = 0.0;
     let mut tasks = tokio::task::JoinSet::new();
@@ -304,14 +328,15 @@ async fn lookup_step(agents: &[Arc<Resolver>], rate: f64, length: Duration, burs
         let when = start + Duration::from_secs_f64(at);
         let agent = agents[(rng.next_u64() % agents.len() as u64) as usize].clone();
         let targets: Vec<Aa> = (0..burst).map(|_| aa((rng.next_u64() % population as u64) as usize)).collect();
-        let (latencies, lags, failed) = (latencies.clone(), lags.clone(), failed.clone());
+        let (latencies, lags, failed, stale) = (latencies.clone(), lags.clone(), failed.clone(), stale.clone());
         tasks.spawn(async move {
             tokio::time::sleep_until(when).await;
             let sent = tokio::time::Instant::now();
-            let results = agent.lookup_many(&targets).await;
+            let results = agent.resolve_many(&targets).await;
             let took = micros(sent.elapsed());
             lags.lock().unwrap().push(micros(sent - when));
-            let bad = results.iter().filter(|r| r.is_err()).count();
+            *stale.lock().unwrap() += results.iter().filter(|a| a.stale.is_some()).count();
+            let bad = results.iter().filter(|a| a.result.is_err()).count();
             latencies.lock().unwrap().extend(std::iter::repeat_n(took, results.len() - bad));
             *failed.lock().unwrap() += bad;
         });
@@ -322,7 +347,8 @@ async fn lookup_step(agents: &[Arc<Resolver>], rate: f64, length: Duration, burs
         }
     }
     while tasks.join_next().await.is_some() {}
-    measured(rate, length, start, &latencies, &lags, &failed)
+    let stale = *stale.lock().unwrap();
+    Step { stale, ..measured(rate, length, start, &latencies, &lags, &failed) }
 }
 
 /// What a load step measured, once all its requests have returned. Server CPU is filled in by
@@ -336,6 +362,7 @@ fn measured(rate: f64, length: Duration, start: tokio::time::Instant, latencies:
         completed_per_s: completed as f64 / elapsed.max(length.as_secs_f64()),
         completed,
         failed: *failed.lock().unwrap(),
+        stale: 0,
         latency_ms: percentiles(latencies),
         generator_lag_p99_ms: percentiles(std::mem::take(&mut *lags.lock().unwrap())).p99,
         server_cpu_s: 0.0,
@@ -349,8 +376,17 @@ fn micros(d: Duration) -> u32 {
 
 fn print_table(r: &BenchReport) {
     println!(
-        "\nVL2 directory benchmark: {} directory servers x {} worker(s), {} etcd members, {} agents, k = {}, bursts of {}, {} s steps, {} cores",
-        r.servers, r.workers_per_server, r.etcd_members, r.agents, r.k, r.burst, r.step_s, r.cores
+        "\nVL2 directory benchmark: {} directory servers x {} worker(s), {} etcd members, {} agents, k = {}, bursts of {}, {} s steps, {} cores, {}, sessions limited to {} requests/s",
+        r.servers,
+        r.workers_per_server,
+        r.etcd_members,
+        r.agents,
+        r.k,
+        r.burst,
+        r.step_s,
+        r.cores,
+        if r.tls { "TLS" } else { "no TLS" },
+        r.session_rate
     );
     println!("\n| updates offered/s | acked/s | p50 ms | p99 ms | p99.9 ms | failed | generator lag p99 ms |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");

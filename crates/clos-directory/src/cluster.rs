@@ -15,6 +15,7 @@ use crate::address::Aa;
 use crate::connection::{Connection, Outcome};
 use crate::credentials::PrincipalConfig;
 use crate::store::Store;
+use crate::tls::{ClientTls, LocalPki};
 use crate::wire::{Reply, Request, Role};
 
 /// A free TCP port on 127.0.0.1 (the OS picks it; there is a small window in which another
@@ -204,6 +205,8 @@ pub struct ServerOptions {
     pub batch_window: String,
     pub probe_interval: String,
     pub max_staleness: String,
+    /// `[sync] stale_lookups`: "serve" (the server's default) or "refuse".
+    pub stale_lookups: String,
     pub resync_interval: String,
     pub push_to_peers: bool,
     pub isolate_services: bool,
@@ -214,6 +217,18 @@ pub struct ServerOptions {
     /// Principals beyond the cluster's own (`LocalTokens`), e.g. a provisioner scoped to one
     /// service, or an agent credential naming one AA.
     pub principals: Vec<PrincipalConfig>,
+    /// TLS with a throwaway CA made for the cluster (`LocalPki`). `clos-directory up` and
+    /// `bench` turn it on; tests that write raw frames leave it off.
+    pub tls: bool,
+    /// `[sessions] max_per_principal`: 64 here, not the server's 16, because every emulated
+    /// agent of a local cluster shares the one `agents` principal (and every provisioner client
+    /// the `provisioning` one).
+    pub max_per_principal: usize,
+    /// `[sessions] max_sessions`: all sessions of a server together.
+    pub max_sessions: usize,
+    /// `[sessions] rate` and `burst`: each session's request rate limit.
+    pub rate: u32,
+    pub burst: u32,
 }
 
 impl Default for ServerOptions {
@@ -223,6 +238,7 @@ impl Default for ServerOptions {
             batch_window: "50ms".into(),
             probe_interval: "250ms".into(),
             max_staleness: "2s".into(),
+            stale_lookups: "serve".into(),
             resync_interval: "30s".into(),
             push_to_peers: true,
             isolate_services: true,
@@ -230,6 +246,11 @@ impl Default for ServerOptions {
             hello_timeout: "2s".into(),
             max_unauthenticated: 256,
             principals: Vec::new(),
+            tls: false,
+            max_per_principal: 64,
+            max_sessions: 16_384,
+            rate: 20_000,
+            burst: 2_000,
         }
     }
 }
@@ -275,6 +296,10 @@ pub struct DirectoryServers {
     pub servers: Vec<DirectoryServer>,
     binary: PathBuf,
     pub tokens: LocalTokens,
+    /// What clients need to reach the servers in TLS (the cluster's CA), when it is on.
+    pub tls: Option<ClientTls>,
+    /// The cluster CA's certificate file, when TLS is on (`--ca-file` of the client commands).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl DirectoryServers {
@@ -296,6 +321,7 @@ impl DirectoryServers {
         }
         principals.extend(options.principals.iter().cloned());
         let principals: String = principals.iter().map(|p| format!("\n{}", p.to_toml())).collect();
+        let pki = if options.tls { Some(LocalPki::write(dir, addrs.len()).map_err(anyhow::Error::msg)?) } else { None };
         let mut servers = Vec::new();
         for (i, endpoints) in store_endpoints.iter().enumerate() {
             let name = format!("ds{i}");
@@ -309,12 +335,31 @@ impl DirectoryServers {
             let _ = writeln!(text, "\n[store]\nendpoints = [{}]", endpoints.join(", "));
             let _ = writeln!(
                 text,
-                "\n[sync]\nresync_interval = \"{}\"\nprobe_interval = \"{}\"\nmax_staleness = \"{}\"",
-                options.resync_interval, options.probe_interval, options.max_staleness
+                "\n[sync]\nresync_interval = \"{}\"\nprobe_interval = \"{}\"\nmax_staleness = \"{}\"\nstale_lookups = \"{}\"",
+                options.resync_interval, options.probe_interval, options.max_staleness, options.stale_lookups
             );
             let _ = writeln!(text, "\n[updates]\nbatch_window = \"{}\"", options.batch_window);
             let _ = writeln!(text, "\n[policy]\nisolate_services = {}", options.isolate_services);
-            let _ = writeln!(text, "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}", options.hello_timeout, options.max_unauthenticated);
+            let _ = writeln!(
+                text,
+                "\n[sessions]\nhello_timeout = \"{}\"\nmax_unauthenticated = {}\nmax_sessions = {}\nmax_per_principal = {}\nrate = {}\nburst = {}",
+                options.hello_timeout, options.max_unauthenticated, options.max_sessions, options.max_per_principal, options.rate, options.burst
+            );
+            match &pki {
+                Some(pki) => {
+                    let file = |p: &Path| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                    let _ = writeln!(
+                        text,
+                        "\n# A throwaway CA made for this cluster signed the certificate (docs/directory.md#tls).\n[tls]\ncertificate = \"{}\"\nkey = \"{}\"\nca = \"{}\"",
+                        file(&pki.servers[i].0),
+                        file(&pki.servers[i].1),
+                        file(&pki.ca)
+                    );
+                }
+                None => {
+                    let _ = writeln!(text, "\n# Tokens travel in clear: for tests on loopback only.\n[tls]\nenabled = false");
+                }
+            }
             let _ = write!(text, "\n# Who may open a session, and as what (docs/directory.md#credentials).{principals}");
             let config = dir.join(format!("{name}.toml"));
             std::fs::write(&config, text)?;
@@ -322,7 +367,12 @@ impl DirectoryServers {
             servers.push(DirectoryServer { name, addr: addrs[i], config, log, child: None });
         }
         let tokens = LocalTokens { agent: agent_token, provisioner: provisioner_token, tor: tor_token, peers: peer_tokens };
-        let mut all = DirectoryServers { servers, binary: binary.to_path_buf(), tokens };
+        let tls = match &pki {
+            Some(pki) => Some(ClientTls::from_ca_file(&pki.ca).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        let ca_file = pki.map(|p| p.ca);
+        let mut all = DirectoryServers { servers, binary: binary.to_path_buf(), tokens, tls, ca_file };
         for i in 0..all.servers.len() {
             all.restart(i)?;
         }
@@ -366,7 +416,8 @@ impl DirectoryServers {
         let deadline = Instant::now() + timeout;
         let s = &self.servers[i];
         loop {
-            if let Ok(c) = Connection::open(s.addr, Role::Agent, Aa(0), self.tokens.agent.as_bytes(), Duration::from_millis(300), None).await {
+            if let Ok(c) = Connection::open(s.addr, Role::Agent, Aa(0), self.tokens.agent.as_bytes(), self.tls.as_ref(), Duration::from_millis(300), None).await
+            {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 if c.send(1, Request::Lookup { id: 1, target: Aa(0) }, (tx, 0)) {
                     if let Ok(Some((_, Outcome::Reply(r)))) = tokio::time::timeout(Duration::from_millis(500), rx.recv()).await {

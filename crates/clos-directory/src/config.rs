@@ -10,8 +10,10 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::credentials::{Credentials, PrincipalConfig};
-use crate::duration::serde_text;
+use crate::duration::{serde_text, serde_text_option};
+use crate::freshness::StaleLookups;
 use crate::policy::PolicyConfig;
+use crate::tls::TlsConfig;
 use crate::wire::Role;
 use crate::wire::DEFAULT_MAX_FRAME_BYTES;
 
@@ -52,6 +54,9 @@ pub struct ServerConfig {
     pub policy: PolicyConfig,
     #[serde(default)]
     pub sessions: SessionConfig,
+    /// TLS on every session (`tls.rs`): required unless `[tls] enabled = false`.
+    #[serde(default)]
+    pub tls: Option<TlsConfig>,
 }
 
 /// Limits on sessions, so that connections that never authenticate cannot hold the server's
@@ -59,7 +64,8 @@ pub struct ServerConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionConfig {
-    /// A session that has not sent a valid Hello by then is closed.
+    /// A session that has not sent a valid Hello by then is closed (with TLS, the handshake has
+    /// as long again before it).
     #[serde(default = "defaults::hello_timeout", with = "serde_text")]
     pub hello_timeout: Duration,
     /// Sessions still waiting for their Hello; a connection beyond it is closed at once.
@@ -68,11 +74,29 @@ pub struct SessionConfig {
     /// All sessions together; a connection beyond it is closed at once.
     #[serde(default = "defaults::max_sessions")]
     pub max_sessions: usize,
+    /// Authenticated sessions of one principal; a Hello beyond it is rejected
+    /// (`principal_sessions.rs`), so no principal can take every place in `max_sessions`.
+    #[serde(default = "defaults::max_per_principal")]
+    pub max_per_principal: usize,
+    /// Requests per second one session may send on average (`rate_limit.rs`); beyond it the
+    /// server reads the session's requests only as fast as this (backpressure).
+    #[serde(default = "defaults::rate")]
+    pub rate: u32,
+    /// Requests one session may send at once, above `rate`.
+    #[serde(default = "defaults::burst")]
+    pub burst: u32,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig { hello_timeout: defaults::hello_timeout(), max_unauthenticated: defaults::max_unauthenticated(), max_sessions: defaults::max_sessions() }
+        SessionConfig {
+            hello_timeout: defaults::hello_timeout(),
+            max_unauthenticated: defaults::max_unauthenticated(),
+            max_sessions: defaults::max_sessions(),
+            max_per_principal: defaults::max_per_principal(),
+            rate: defaults::rate(),
+            burst: defaults::burst(),
+        }
     }
 }
 
@@ -98,11 +122,19 @@ pub struct SyncConfig {
     /// How often the server confirms it can still reach the store.
     #[serde(default = "defaults::probe_interval", with = "serde_text")]
     pub probe_interval: Duration,
-    /// After this long without confirmed contact with the store, the server refuses lookups
-    /// (`Unavailable`) instead of serving mappings that may be stale: the documented staleness
-    /// bound of a partitioned server.
+    /// After this long without confirmed contact with the store, the server no longer answers
+    /// as current: it marks answers `Stale` with their age, or refuses them (`stale_lookups`).
+    /// The documented staleness bound of an unmarked answer.
     #[serde(default = "defaults::max_staleness", with = "serde_text")]
     pub max_staleness: Duration,
+    /// Past `max_staleness`: "serve" from memory, marked stale (VL2's availability, the
+    /// default), or "refuse" (`Unavailable`). See `freshness.rs`.
+    #[serde(default = "defaults::stale_lookups")]
+    pub stale_lookups: StaleLookups,
+    /// With "serve": stop serving stale answers once contact has been lost this long (no
+    /// limit if absent).
+    #[serde(default, with = "serde_text_option")]
+    pub max_stale_age: Option<Duration>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +150,11 @@ pub struct UpdateConfig {
     /// the agents' update timeout (2 s) so a retried update is not also still being retried here.
     #[serde(default = "defaults::commit_timeout", with = "serde_text")]
     pub commit_timeout: Duration,
+    /// How long a removal's tombstone keeps the marks of the updates it includes
+    /// (`origin.rs`), so that a late copy of an earlier update cannot bring the AA back. Keep it
+    /// above the provisioning clients' retry span (update_attempts × update_timeout, 16 s).
+    #[serde(default = "defaults::tombstone_ttl", with = "serde_text")]
+    pub tombstone_ttl: Duration,
 }
 
 mod defaults {
@@ -155,6 +192,12 @@ mod defaults {
     pub fn commit_timeout() -> Duration {
         Duration::from_millis(1500)
     }
+    pub fn stale_lookups() -> super::StaleLookups {
+        super::StaleLookups::Serve
+    }
+    pub fn tombstone_ttl() -> Duration {
+        Duration::from_secs(60)
+    }
     pub fn hello_timeout() -> Duration {
         Duration::from_secs(2)
     }
@@ -164,17 +207,37 @@ mod defaults {
     pub fn max_sessions() -> usize {
         16_384
     }
+    pub fn max_per_principal() -> usize {
+        16
+    }
+    pub fn rate() -> u32 {
+        20_000
+    }
+    pub fn burst() -> u32 {
+        2_000
+    }
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        SyncConfig { resync_interval: defaults::resync_interval(), probe_interval: defaults::probe_interval(), max_staleness: defaults::max_staleness() }
+        SyncConfig {
+            resync_interval: defaults::resync_interval(),
+            probe_interval: defaults::probe_interval(),
+            max_staleness: defaults::max_staleness(),
+            stale_lookups: defaults::stale_lookups(),
+            max_stale_age: None,
+        }
     }
 }
 
 impl Default for UpdateConfig {
     fn default() -> Self {
-        UpdateConfig { batch_window: defaults::batch_window(), max_txn_ops: defaults::max_txn_ops(), commit_timeout: defaults::commit_timeout() }
+        UpdateConfig {
+            batch_window: defaults::batch_window(),
+            max_txn_ops: defaults::max_txn_ops(),
+            commit_timeout: defaults::commit_timeout(),
+            tombstone_ttl: defaults::tombstone_ttl(),
+        }
     }
 }
 
@@ -188,7 +251,11 @@ impl ServerConfig {
         for (i, principal) in config.principals.iter_mut().enumerate() {
             principal.read_token_file(folder).map_err(|e| format!("{}: principals[{i}] ({}).{e}", path.display(), principal.name))?;
         }
+        if let Some(tls) = &mut config.tls {
+            tls.resolve(folder);
+        }
         config.check().map_err(|e| format!("{}: {e}", path.display()))?;
+        config.check_tls_files().map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(config)
     }
 
@@ -210,6 +277,17 @@ impl ServerConfig {
              remove it and give each principal its own credential: [[principals]] with name, role (\"agent\", \"tor\", \"provisioner\" \
              or \"peer\"), token_file, and aas (agents) or services (provisioners); see docs/directory.md#credentials"
         ))
+    }
+
+    /// Reads `[tls]`'s files, so that a missing or mismatched certificate stops the server at
+    /// start, naming the field.
+    pub fn check_tls_files(&self) -> Result<(), String> {
+        let Some(tls) = &self.tls else { return Ok(()) };
+        tls.server()?;
+        if !self.peers.is_empty() {
+            tls.peer_client()?;
+        }
+        Ok(())
     }
 
     /// The compiled `[[principals]]`.
@@ -248,6 +326,27 @@ impl ServerConfig {
                 sessions.max_unauthenticated, sessions.max_sessions
             ));
         }
+        if sessions.max_per_principal == 0 || sessions.max_per_principal > sessions.max_sessions {
+            return Err(format!(
+                "sessions.max_per_principal: {} must be at least 1 and at most sessions.max_sessions ({})",
+                sessions.max_per_principal, sessions.max_sessions
+            ));
+        }
+        if sessions.rate == 0 || sessions.burst == 0 {
+            return Err("sessions.rate and sessions.burst: must be at least 1 (requests per second, and requests at once)".into());
+        }
+        match &self.tls {
+            None => {
+                return Err("tls: missing; sessions carry tokens, so TLS is on unless turned off: give the server its certificate with \
+                     [tls] certificate = \"ds0.crt\", key = \"ds0.key\", ca = \"ca.crt\" (`clos directory up` writes a local cluster's), \
+                     or write [tls] enabled = false to send tokens in clear; see docs/directory.md#tls"
+                    .into());
+            }
+            Some(tls) if tls.enabled && !self.peers.is_empty() && tls.ca.is_none() => {
+                return Err("tls.ca: missing; a server with peers checks their certificates against a CA file (PEM): [tls] ca = \"ca.crt\"".into());
+            }
+            Some(_) => {}
+        }
         if self.log_format != "json" && self.log_format != "text" {
             return Err(format!("log_format: '{}' is not \"json\" or \"text\"", self.log_format));
         }
@@ -271,6 +370,17 @@ impl ServerConfig {
                 self.sync.max_staleness, self.sync.probe_interval
             ));
         }
+        if let Some(limit) = self.sync.max_stale_age {
+            if limit <= self.sync.max_staleness {
+                return Err(format!(
+                    "sync.max_stale_age ({limit:?}) must exceed sync.max_staleness ({:?}): it bounds how long answers are served marked stale after that",
+                    self.sync.max_staleness
+                ));
+            }
+        }
+        if self.updates.tombstone_ttl < Duration::from_secs(1) {
+            return Err(format!("updates.tombstone_ttl ({:?}) must be at least 1s (etcd leases count in seconds)", self.updates.tombstone_ttl));
+        }
         Ok(())
     }
 }
@@ -289,6 +399,8 @@ services = ["*"]
 token = "0123456789abcdef-provisioning"
 [store]
 endpoints = ["http://127.0.0.1:2379"]
+[tls]
+enabled = false
 "#;
 
     #[test]
@@ -297,6 +409,17 @@ endpoints = ["http://127.0.0.1:2379"]
         c.check().unwrap();
         assert_eq!(c.updates.batch_window, Duration::from_millis(50));
         assert_eq!(c.sync.resync_interval, Duration::from_secs(30));
+        assert_eq!((c.sync.stale_lookups, c.sync.max_stale_age), (StaleLookups::Serve, None), "VL2 keeps lookups available");
+    }
+
+    #[test]
+    fn stale_lookups_are_configured_by_name_and_bound() {
+        let c = ServerConfig::parse(&format!("{MINIMAL}[sync]\nstale_lookups = \"refuse\"\nmax_stale_age = \"10m\"\n")).unwrap();
+        assert_eq!((c.sync.stale_lookups, c.sync.max_stale_age), (StaleLookups::Refuse, Some(Duration::from_secs(600))));
+        let err = ServerConfig::parse(&format!("{MINIMAL}[sync]\nstale_lookups = \"maybe\"\n")).unwrap_err();
+        assert!(err.contains("unknown variant `maybe`, expected `serve` or `refuse`"), "{err}");
+        let c = ServerConfig::parse(&format!("{MINIMAL}[sync]\nmax_stale_age = \"1s\"\n")).unwrap();
+        assert!(c.check().unwrap_err().starts_with("sync.max_stale_age (1s) must exceed sync.max_staleness (2s)"), "{}", c.check().unwrap_err());
     }
 
     #[test]
@@ -309,6 +432,21 @@ endpoints = ["http://127.0.0.1:2379"]
         assert!(c.check().unwrap_err().starts_with("principals[0] (provisioning).token: missing"), "{}", c.check().unwrap_err());
         let c = ServerConfig::parse(&MINIMAL.replace("http://127.0.0.1:2379", "127.0.0.1:2379")).unwrap();
         assert!(c.check().unwrap_err().starts_with("store.endpoints"));
+        let c = ServerConfig::parse(&format!("{MINIMAL}[sessions]\nmax_per_principal = 0\n")).unwrap();
+        assert!(c.check().unwrap_err().starts_with("sessions.max_per_principal: 0 must be at least 1"));
+    }
+
+    /// TLS is on by default: a config that says nothing about it does not start in clear.
+    #[test]
+    fn a_config_without_tls_is_refused_unless_it_turns_tls_off() {
+        let c = ServerConfig::parse(&MINIMAL.replace("[tls]\nenabled = false\n", "")).unwrap();
+        let err = c.check().unwrap_err();
+        assert!(err.starts_with("tls: missing;") && err.contains("[tls] enabled = false"), "{err}");
+        let c = ServerConfig::parse(&MINIMAL.replace("enabled = false", "certificate = \"ds1.crt\"")).unwrap();
+        assert_eq!(c.check(), Ok(()));
+        let err = c.check_tls_files().unwrap_err();
+        assert!(err.starts_with("tls.key: missing"), "{err}");
+        assert_eq!(ServerConfig::parse(MINIMAL).unwrap().sessions.max_per_principal, 16);
     }
 
     /// A config of the single-token era fails with one line naming the field and the fix.

@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::address::{Aa, La};
-use crate::wire::{FrameBuffer, Reply, Request, Role, DEFAULT_MAX_FRAME_BYTES};
+use crate::tls::{ClientTls, SessionReader, SessionWriter};
+use crate::wire::protocol::{rejected_as_first_protocol, FIRST_PROTOCOL};
+use crate::wire::{FrameBuffer, Reply, Request, Role, DEFAULT_MAX_FRAME_BYTES, PROTOCOL};
 
 /// What a waiter learns about one request.
 #[derive(Clone, Debug)]
@@ -37,47 +38,61 @@ pub type CorrectionSink = Arc<dyn Fn(Aa, La, i64) + Send + Sync>;
 
 pub struct Connection {
     pub server: SocketAddr,
+    /// The protocol revision of the session (`wire/protocol.rs`): this build's, or 1 with a
+    /// server that only speaks that.
+    pub protocol: u8,
     requests: mpsc::UnboundedSender<Request>,
     waiters: Mutex<FxHashMap<u64, Waiter>>,
     alive: AtomicBool,
 }
 
 impl Connection {
-    /// Connects and authenticates. Fails if the server does not welcome us within `timeout`.
+    /// Connects (in TLS if `tls` is given, verifying the server against its CA) and
+    /// authenticates. Fails if the server does not welcome us within `timeout`; a server that
+    /// refuses the session or is not trusted gives `PermissionDenied` with the reason. A server
+    /// that only speaks protocol 1 rejects this build's Hello; the session is then opened again
+    /// as protocol 1.
     pub async fn open(
         server: SocketAddr,
         role: Role,
         aa: Aa,
         token: &[u8],
+        tls: Option<&ClientTls>,
         timeout: Duration,
         corrections: Option<CorrectionSink>,
     ) -> std::io::Result<Arc<Connection>> {
-        let handshake = async {
-            let mut stream = TcpStream::connect(server).await?;
-            stream.set_nodelay(true)?;
+        let handshake = |protocol: u8| async move {
+            let (mut rd, mut wr) = crate::tls::connect(server, tls).await?;
             let mut hello = Vec::new();
-            Request::Hello { role, aa, token: token.to_vec() }.encode(&mut hello);
-            stream.write_all(&hello).await?;
+            Request::Hello { role, aa, token: token.to_vec(), protocol }.encode(&mut hello);
+            wr.write_all(&hello).await?;
+            wr.flush().await?;
             let mut frames = FrameBuffer::new(DEFAULT_MAX_FRAME_BYTES);
             loop {
-                if stream.read_buf(frames.spare(1024)).await? == 0 {
+                if rd.read_buf(frames.spare(1024)).await? == 0 {
                     return Err(std::io::Error::other("server closed the session during Hello"));
                 }
                 if let Some(body) = frames.next_frame().map_err(std::io::Error::other)? {
                     return match Reply::decode(body).map_err(std::io::Error::other)? {
-                        Reply::Welcome => Ok((stream, frames)),
+                        Reply::Welcome => Ok((rd, wr, frames)),
                         Reply::Rejected { message } => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, message)),
                         other => Err(std::io::Error::other(format!("unexpected reply to Hello: {other:?}"))),
                     };
                 }
             }
         };
-        let (stream, frames) = tokio::time::timeout(timeout, handshake)
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{server} did not answer Hello within {timeout:?}")))??;
-        let (rd, wr) = stream.into_split();
+        let mut protocol = PROTOCOL;
+        let (rd, wr, frames) = loop {
+            let opened = tokio::time::timeout(timeout, handshake(protocol))
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{server} did not answer Hello within {timeout:?}")))?;
+            match opened {
+                Err(e) if protocol > FIRST_PROTOCOL && rejected_as_first_protocol(&e.to_string()) => protocol = FIRST_PROTOCOL,
+                opened => break opened?,
+            }
+        };
         let (requests, queue) = mpsc::unbounded_channel();
-        let connection = Arc::new(Connection { server, requests, waiters: Mutex::new(FxHashMap::default()), alive: AtomicBool::new(true) });
+        let connection = Arc::new(Connection { server, protocol, requests, waiters: Mutex::new(FxHashMap::default()), alive: AtomicBool::new(true) });
         // The tasks hold weak references: dropping the last `Arc` closes the request queue,
         // which ends the writer, which half-closes the socket, which ends the server's session
         // and so the reader.
@@ -118,7 +133,7 @@ impl Connection {
     }
 }
 
-async fn write_requests(mut wr: tokio::net::tcp::OwnedWriteHalf, mut queue: mpsc::UnboundedReceiver<Request>, connection: Weak<Connection>) {
+async fn write_requests(mut wr: SessionWriter, mut queue: mpsc::UnboundedReceiver<Request>, connection: Weak<Connection>) {
     let mut out = Vec::with_capacity(16 * 1024);
     while let Some(request) = queue.recv().await {
         request.encode(&mut out);
@@ -128,17 +143,18 @@ async fn write_requests(mut wr: tokio::net::tcp::OwnedWriteHalf, mut queue: mpsc
                 Err(_) => break,
             }
         }
-        if wr.write_all(&out).await.is_err() {
+        if wr.write_all(&out).await.is_err() || wr.flush().await.is_err() {
             break;
         }
         out.clear();
     }
+    let _ = wr.shutdown().await;
     if let Some(connection) = connection.upgrade() {
         connection.fail_all(Outcome::Lost);
     }
 }
 
-async fn read_replies(mut rd: tokio::net::tcp::OwnedReadHalf, mut frames: FrameBuffer, weak: Weak<Connection>, corrections: Option<CorrectionSink>) {
+async fn read_replies(mut rd: SessionReader, mut frames: FrameBuffer, weak: Weak<Connection>, corrections: Option<CorrectionSink>) {
     let outcome = loop {
         // Hold the connection only while routing replies, never across the read below.
         let Some(connection) = weak.upgrade() else { return };
@@ -172,7 +188,9 @@ fn route_replies(frames: &mut FrameBuffer, connection: &Connection, corrections:
             | Reply::Denied { id }
             | Reply::Unavailable { id, .. }
             | Reply::Acked { id, .. }
-            | Reply::Refused { id, .. } => *id,
+            | Reply::Refused { id, .. }
+            | Reply::Stale { id, .. }
+            | Reply::StoreUnreachable { id, .. } => *id,
             Reply::Correction { target, la, revision } => {
                 if let Some(sink) = corrections {
                     sink(*target, *la, *revision);

@@ -34,6 +34,17 @@ pub mod serde_text {
     }
 }
 
+/// As [`serde_text`], for an optional duration (`#[serde(default, with = "serde_text_option")]`).
+pub mod serde_text_option {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map(Some).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

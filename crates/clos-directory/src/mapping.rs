@@ -6,6 +6,7 @@
 //! can be ordered: a newer revision always wins, whichever path delivered it first.
 
 use crate::address::La;
+use crate::origin::Marks;
 
 /// The longest service name accepted, in bytes. Service names travel in every update.
 pub const MAX_SERVICE_LEN: usize = 64;
@@ -23,6 +24,9 @@ pub struct Mapping {
 pub struct Versioned {
     pub mapping: Option<Mapping>,
     pub revision: i64,
+    /// The writers' updates the stored entry includes (`origin.rs`); empty for peers' pushes,
+    /// which no update is decided against.
+    pub marks: Marks,
 }
 
 /// Checks a service name: non-empty, at most [`MAX_SERVICE_LEN`] bytes, printable ASCII without

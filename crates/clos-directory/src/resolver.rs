@@ -4,8 +4,17 @@
 //!   decisive answer; a server that fails or refuses is replaced by another untried one.
 //! - Answers are cached; a server's gratuitous correction (sent when a ToR reports that our
 //!   cached mapping delivered a packet to the wrong ToR) overwrites the cached entry.
+//! - A server that has lost contact with the store answers from memory, marking the answer
+//!   stale with its age (protocol 2, `freshness.rs`). A stale answer is taken only when no copy
+//!   of the lookup brought a current one; among stale ones, the most recently in contact wins.
+//!   [`Resolver::resolve_many`] says which answers were stale; [`Resolver::lookup_many`] gives
+//!   the addresses only.
 //! - An update goes to one random server; if no acknowledgement arrives within the update
-//!   timeout (VL2: 2 s) it is sent to another, "trading response time for reliability".
+//!   timeout (VL2: 2 s) it is sent to another, "trading response time for reliability". Every
+//!   attempt carries the same origin (this resolver's random writer id, and a sequence number
+//!   per update, `origin.rs`), so a copy that lands late never overwrites a later update. When
+//!   every server that answers has lost contact with the store, the update fails at once with
+//!   [`UpdateError::StoreUnavailable`].
 //!   Updates come from the provisioning system (VL2 §4.3.2): a resolver sends them only with a
 //!   provisioner's credential ([`ResolverConfig::provisioner`]); an agent's only looks up.
 //!
@@ -25,6 +34,10 @@ use tokio::sync::mpsc;
 use crate::address::{Aa, La};
 use crate::connection::{Connection, CorrectionSink, Outcome};
 use crate::mapping::Mapping;
+use crate::origin::Origin;
+use crate::table::Resolution;
+use crate::tls::ClientTls;
+use crate::wire::protocol::FIRST_PROTOCOL;
 use crate::wire::{Reply, Request, Role};
 
 /// The most directory servers one resolver spreads over (tried-sets are 64-bit masks).
@@ -50,6 +63,9 @@ pub struct ResolverConfig {
     /// Keep answers (VL2's agent cache). Benchmarks turn it off to measure the servers.
     pub cache: bool,
     pub seed: u64,
+    /// TLS, verifying servers against a CA ([`ResolverConfig::with_tls`]); `None` speaks in
+    /// clear, which a server with TLS on refuses.
+    pub tls: Option<ClientTls>,
 }
 
 impl ResolverConfig {
@@ -66,7 +82,13 @@ impl ResolverConfig {
             connect_timeout: Duration::from_millis(500),
             cache: true,
             seed: u64::from(aa.0) ^ 0x5eed,
+            tls: None,
         }
+    }
+
+    /// Speaks TLS (`Some`) or in clear (`None`) to every server.
+    pub fn with_tls(self, tls: Option<ClientTls>) -> ResolverConfig {
+        ResolverConfig { tls, ..self }
     }
 
     /// The provisioning system's client: updates and removals with a provisioner's credential.
@@ -99,6 +121,22 @@ pub enum UpdateError {
     /// would, so it was not sent elsewhere.
     #[error("update refused: {0}")]
     Refused(String),
+    /// Every directory server that answered had lost contact with the replicated store (no
+    /// quorum, or cut off from it) and did not send the update there: it is not committed by
+    /// those attempts. Lookups are still answered, marked stale. Retry once the store is back.
+    #[error("update not committed: the replicated store is out of reach of every directory server that answered ({0})")]
+    StoreUnavailable(String),
+}
+
+/// One lookup's outcome, and how current the answer is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub result: Result<La, LookupError>,
+    /// `Some(age)`: every server that answered had lost contact with the store, the chosen one
+    /// `age` ago (beyond its `max_staleness`), and answered from memory; the answer misses no
+    /// update committed more than `age` before it. `None`: current within the server's bound,
+    /// from this resolver's cache, or an error.
+    pub stale: Option<Duration>,
 }
 
 struct Slot {
@@ -116,6 +154,9 @@ pub struct Resolver {
     corrections: Arc<AtomicU64>,
     retries: AtomicU64,
     next_id: AtomicU64,
+    /// This resolver's writer id and the sequence number of its last update (`origin.rs`).
+    writer: u64,
+    last_seq: AtomicU64,
     rng: Mutex<Xoshiro256PlusPlus>,
     /// Why a server last refused this resolver's Hello (a wrong token, an AA the credential
     /// does not name), to report instead of "unreachable".
@@ -140,6 +181,8 @@ impl Resolver {
             corrections: Arc::new(AtomicU64::new(0)),
             retries: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
+            writer: fresh_writer_id(),
+            last_seq: AtomicU64::new(0),
             rng,
             rejected: Mutex::new(None),
         })
@@ -206,6 +249,7 @@ impl Resolver {
             self.config.role,
             self.config.aa,
             &self.config.token,
+            self.config.tls.as_ref(),
             self.config.connect_timeout,
             Some(self.correction_sink()),
         )
@@ -261,15 +305,29 @@ impl Resolver {
         self.lookup_many(&[target]).await.pop().expect("one result per target")
     }
 
-    /// Resolves many AAs at once, each at k random servers, first decisive answer wins.
+    /// Resolves many AAs at once, each at k random servers, first decisive answer wins. Stale
+    /// answers count as answers; [`Resolver::resolve_many`] tells them apart.
     pub async fn lookup_many(&self, targets: &[Aa]) -> Vec<Result<La, LookupError>> {
+        self.resolve_many(targets).await.into_iter().map(|a| a.result).collect()
+    }
+
+    /// Resolves one AA, saying whether the answer was stale. See [`Resolver::resolve_many`].
+    pub async fn resolve(&self, target: Aa) -> Answer {
+        self.resolve_many(&[target]).await.pop().expect("one answer per target")
+    }
+
+    /// Resolves many AAs at once, each at k random servers. A current answer (found, not found,
+    /// denied) decides at once. A stale one is held while other copies are out; when none is
+    /// left, the stale answer of the server most recently in contact with the store is taken,
+    /// rather than asking more servers. Only when every copy failed is another server asked.
+    pub async fn resolve_many(&self, targets: &[Aa]) -> Vec<Answer> {
         let n = targets.len();
-        let mut results: Vec<Option<Result<La, LookupError>>> = vec![None; n];
+        let mut results: Vec<Option<Answer>> = vec![None; n];
         if self.config.cache {
             let cache = self.cache.lock().expect("cache lock poisoned");
             for (i, t) in targets.iter().enumerate() {
                 if let Some((la, _)) = cache.get(t) {
-                    results[i] = Some(Ok(*la));
+                    results[i] = Some(Answer { result: Ok(*la), stale: None });
                 }
             }
         }
@@ -278,13 +336,15 @@ impl Resolver {
         let mut outstanding = vec![0u32; n];
         let mut sent: Vec<(Arc<Connection>, u64)> = Vec::with_capacity(n * self.config.k);
         let mut last_reason: Vec<Option<String>> = vec![None; n];
+        // The stale answer of the server most recently in contact with the store, per target.
+        let mut held: Vec<Option<(Duration, Resolution)>> = vec![None; n];
         let mut open = 0;
         for i in 0..n {
             if results[i].is_none() {
                 self.dispatch(i, targets[i], self.config.k, &mut tried[i], &mut outstanding[i], &tx, &mut sent).await;
                 if outstanding[i] == 0 {
                     let reason = self.rejection().unwrap_or_else(|| "no directory server reachable".into());
-                    results[i] = Some(Err(LookupError::Unavailable(reason)));
+                    results[i] = Some(Answer { result: Err(LookupError::Unavailable(reason)), stale: None });
                 } else {
                     open += 1;
                 }
@@ -299,14 +359,16 @@ impl Resolver {
             }
             outstanding[i] -= 1;
             let decided = match outcome {
-                Outcome::Reply(Reply::Found { la, revision, .. }) => {
-                    if self.config.cache {
-                        self.cache.lock().expect("cache lock poisoned").insert(targets[i], (la, revision));
+                Outcome::Reply(Reply::Found { la, revision, .. }) => Some(self.settle(targets[i], Resolution::Found { la, revision }, None)),
+                Outcome::Reply(Reply::NotFound { .. }) => Some(self.settle(targets[i], Resolution::NotFound, None)),
+                Outcome::Reply(Reply::Denied { .. }) => Some(self.settle(targets[i], Resolution::Denied, None)),
+                Outcome::Reply(Reply::Stale { age_ms, answer, .. }) => {
+                    let age = Duration::from_millis(age_ms);
+                    if held[i].as_ref().is_none_or(|(held_age, _)| age < *held_age) {
+                        held[i] = Some((age, answer));
                     }
-                    Some(Ok(la))
+                    None
                 }
-                Outcome::Reply(Reply::NotFound { .. }) => Some(Err(LookupError::NotFound)),
-                Outcome::Reply(Reply::Denied { .. }) => Some(Err(LookupError::Denied)),
                 Outcome::Reply(Reply::Unavailable { reason, .. }) => {
                     last_reason[i] = Some(reason);
                     None
@@ -325,17 +387,22 @@ impl Resolver {
                 }
             };
             match decided {
-                Some(r) => {
-                    results[i] = Some(r);
+                Some(answer) => {
+                    results[i] = Some(answer);
                     open -= 1;
                 }
                 None if outstanding[i] == 0 => {
+                    if let Some((age, answer)) = held[i].take() {
+                        results[i] = Some(self.settle(targets[i], answer, Some(age)));
+                        open -= 1;
+                        continue;
+                    }
                     // Both copies failed: fall back to another server, as VL2's agent would
                     // after its timeout, but without waiting for it.
                     self.dispatch(i, targets[i], 1, &mut tried[i], &mut outstanding[i], &tx, &mut sent).await;
                     if outstanding[i] == 0 {
                         let reason = last_reason[i].take().unwrap_or_else(|| "no server left to try".into());
-                        results[i] = Some(Err(LookupError::Unavailable(reason)));
+                        results[i] = Some(Answer { result: Err(LookupError::Unavailable(reason)), stale: None });
                         open -= 1;
                     }
                 }
@@ -345,7 +412,31 @@ impl Resolver {
         for (connection, id) in sent {
             connection.forget(id);
         }
-        results.into_iter().map(|r| r.unwrap_or_else(|| Err(LookupError::Unavailable(format!("no answer within {:?}", self.config.lookup_timeout))))).collect()
+        let mut answers = Vec::with_capacity(n);
+        for (i, result) in results.into_iter().enumerate() {
+            answers.push(match (result, held[i].take()) {
+                (Some(answer), _) => answer,
+                // A copy never came back: the stale answer in hand beats none.
+                (None, Some((age, answer))) => self.settle(targets[i], answer, Some(age)),
+                (None, None) => Answer { result: Err(LookupError::Unavailable(format!("no answer within {:?}", self.config.lookup_timeout))), stale: None },
+            });
+        }
+        answers
+    }
+
+    /// The answer a server's resolution gives, cached if found.
+    fn settle(&self, target: Aa, resolution: Resolution, stale: Option<Duration>) -> Answer {
+        let result = match resolution {
+            Resolution::Found { la, revision } => {
+                if self.config.cache {
+                    self.cache.lock().expect("cache lock poisoned").insert(target, (la, revision));
+                }
+                Ok(la)
+            }
+            Resolution::NotFound => Err(LookupError::NotFound),
+            Resolution::Denied => Err(LookupError::Denied),
+        };
+        Answer { result, stale }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -374,15 +465,26 @@ impl Resolver {
     }
 
     /// Sets (or with `None`, removes) the mapping of `aa`, returning the store revision that
-    /// committed it. Retries on another server after `update_timeout`, up to `update_attempts`.
+    /// committed it. Retries on another server after `update_timeout`, up to `update_attempts`;
+    /// every attempt carries the same origin. Fails with [`UpdateError::StoreUnavailable`] as
+    /// soon as a round over the servers found only servers cut off from the store (and
+    /// unreachable ones).
     pub async fn update(&self, aa: Aa, mapping: Option<Mapping>) -> Result<i64, UpdateError> {
+        let origin = Origin { writer: self.writer, seq: self.last_seq.fetch_add(1, Ordering::Relaxed) + 1 };
         let mut tried = 0u64;
         let mut last = String::from("no directory server reachable");
+        // This round: whether a server said it cannot reach the store, and whether any said
+        // anything else.
+        let (mut store_unreachable, mut other_outcome) = (false, false);
         for attempt in 0..self.config.update_attempts {
             if attempt > 0 {
                 self.retries.fetch_add(1, Ordering::Relaxed);
             }
             if tried.count_ones() as usize == self.slots.len() {
+                if store_unreachable && !other_outcome {
+                    return Err(UpdateError::StoreUnavailable(last));
+                }
+                (store_unreachable, other_outcome) = (false, false);
                 tried = 0;
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
@@ -395,15 +497,24 @@ impl Resolver {
                 continue;
             };
             let id = self.id();
+            // Servers of protocol 1 would reject the origin's bytes.
+            let origin = (connection.protocol > FIRST_PROTOCOL).then_some(origin);
             let request = match &mapping {
-                Some(m) => Request::Update { id, aa, mapping: m.clone() },
-                None => Request::Remove { id, aa },
+                Some(m) => Request::Update { id, aa, mapping: m.clone(), origin },
+                None => Request::Remove { id, aa, origin },
             };
             let (tx, mut rx) = mpsc::unbounded_channel();
             if !connection.send(id, request, (tx, 0)) {
                 continue;
             }
-            match tokio::time::timeout(self.config.update_timeout, rx.recv()).await {
+            let outcome = tokio::time::timeout(self.config.update_timeout, rx.recv()).await;
+            if let Ok(Some((_, Outcome::Reply(Reply::StoreUnreachable { age_ms, .. })))) = outcome {
+                store_unreachable = true;
+                last = format!("{} has had no contact with the store for {:.1} s", connection.server, age_ms as f64 / 1000.0);
+                continue;
+            }
+            other_outcome = true;
+            match outcome {
                 Ok(Some((_, Outcome::Reply(Reply::Acked { revision, .. })))) => {
                     if self.config.cache {
                         let mut cache = self.cache.lock().expect("cache lock poisoned");
@@ -424,6 +535,9 @@ impl Resolver {
                     last = format!("no acknowledgement from {} within {:?}", connection.server, self.config.update_timeout);
                 }
             }
+        }
+        if store_unreachable && !other_outcome {
+            return Err(UpdateError::StoreUnavailable(last));
         }
         Err(UpdateError::Unacknowledged { attempts: self.config.update_attempts, last })
     }
@@ -448,4 +562,19 @@ impl Resolver {
         }
         Err(LookupError::Unavailable(self.rejection().unwrap_or_else(|| "no directory server took the report".into())))
     }
+}
+
+/// A writer id for this resolver's updates (`origin.rs`): random, so that two provisioning
+/// clients never share one, whatever seeds their configurations give.
+fn fresh_writer_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).is_ok() {
+        return u64::from_be_bytes(bytes);
+    }
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u32(std::process::id());
+    h.finish()
 }

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rustc_hash::FxHashMap;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::sync::{broadcast, mpsc};
 use tracing::{debug, info, warn};
 
@@ -26,10 +26,13 @@ use crate::address::{Aa, La};
 use crate::batcher::{run_batcher, BatchSettings, PeerMessage, PendingUpdate};
 use crate::config::{ServerConfig, SessionConfig};
 use crate::credentials::{Aas, Credentials, Principal};
-use crate::freshness::Freshness;
-use crate::mapping::Versioned;
+use crate::freshness::{Contact, Freshness, Serving};
+use crate::mapping::{Mapping, Versioned};
+use crate::origin::Origin;
 use crate::peers::push_to_peers;
 use crate::policy::Policy;
+use crate::principal_sessions::{PrincipalSessions, PrincipalSlot};
+use crate::rate_limit::TokenBucket;
 use crate::store::Store;
 use crate::sync::{keep_in_sync, SyncSettings};
 use crate::table::{Resolution, Table};
@@ -53,6 +56,8 @@ struct Shared {
     /// Open sessions, and those of them still waiting for their Hello.
     sessions: AtomicUsize,
     unauthenticated: AtomicUsize,
+    /// Authenticated sessions per principal, capped at `limits.max_per_principal`.
+    principal_sessions: Arc<PrincipalSessions>,
 }
 
 /// One admitted session's place in the counts, given back when it ends.
@@ -116,6 +121,19 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
             warn!(principal = %p.name, "this agent credential may speak as any AA (aas = [\"*\"]), which bypasses isolate_services; name its AAs instead");
         }
     }
+    let tls = match &config.tls {
+        Some(tls) => tls.server().map_err(anyhow::Error::msg)?,
+        None => anyhow::bail!("tls: missing; see docs/directory.md#tls"),
+    };
+    let peer_tls = match &config.tls {
+        Some(tls) if !config.peers.is_empty() => tls.peer_client().map_err(anyhow::Error::msg)?,
+        _ => None,
+    };
+    if tls.is_none() {
+        warn!(
+            "TLS IS OFF ([tls] enabled = false): tokens and answers travel in clear; whoever can read this network can take a token and act as its principal"
+        );
+    }
     let listener = TcpListener::bind(config.listen).await.map_err(|e| anyhow::anyhow!("listen: cannot bind {}: {e}", config.listen))?;
     let store = loop {
         match Store::connect(&config.store.endpoints, &config.store.prefix, config.store.request_timeout).await {
@@ -127,7 +145,7 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         }
     };
     let table = Arc::new(Table::new());
-    let freshness = Arc::new(Freshness::new(config.sync.max_staleness));
+    let freshness = Arc::new(Freshness::new(config.sync.max_staleness, config.sync.stale_lookups, config.sync.max_stale_age));
     tokio::spawn(keep_in_sync(
         store.clone(),
         table.clone(),
@@ -141,11 +159,16 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         store,
         table.clone(),
         committed.clone(),
-        BatchSettings { window: config.updates.batch_window, max_txn_ops: config.updates.max_txn_ops, commit_timeout: config.updates.commit_timeout },
+        BatchSettings {
+            window: config.updates.batch_window,
+            max_txn_ops: config.updates.max_txn_ops,
+            commit_timeout: config.updates.commit_timeout,
+            tombstone_ttl: config.updates.tombstone_ttl,
+        },
     ));
     let peer_token = config.peer_token().unwrap_or_default();
     for peer in &config.peers {
-        tokio::spawn(push_to_peers(*peer, peer_token.clone(), committed.subscribe()));
+        tokio::spawn(push_to_peers(*peer, peer_token.clone(), peer_tls.clone(), committed.subscribe()));
     }
     let peers = committed.clone();
     let shared = Arc::new(Shared {
@@ -157,13 +180,14 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         updates,
         agents: Mutex::new(FxHashMap::default()),
         peers,
+        principal_sessions: PrincipalSessions::new(config.sessions.max_per_principal),
         limits: config.sessions,
         sessions: AtomicUsize::new(0),
         unauthenticated: AtomicUsize::new(0),
     });
     raise_descriptor_limit();
     let mut refused = 0u64;
-    info!(name = %config.name, listen = %config.listen, store = ?config.store.endpoints, "listening");
+    info!(name = %config.name, listen = %config.listen, store = ?config.store.endpoints, tls = tls.is_some(), "listening");
     let mut next_session = 0u64;
     loop {
         tokio::select! {
@@ -189,8 +213,18 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
                 next_session += 1;
                 let shared = shared.clone();
                 let session = next_session;
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = run_session(stream, shared, session, admitted).await {
+                    let ended = match tls {
+                        None => run_session(stream, shared, session, admitted).await,
+                        // The handshake, like the Hello, must come within hello_timeout.
+                        Some(tls) => match tokio::time::timeout(shared.limits.hello_timeout, tls.accept(stream)).await {
+                            Ok(Ok(stream)) => run_session(stream, shared, session, admitted).await,
+                            Ok(Err(e)) => Err(e),
+                            Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "no TLS handshake within sessions.hello_timeout")),
+                        },
+                    };
+                    if let Err(e) = ended {
                         debug!(session, %from, error = %e, "session ended with an error");
                     }
                 });
@@ -212,11 +246,14 @@ async fn shutdown_signal() {
 }
 
 /// Who the session authenticated as: the role and AA of its Hello, vouched for by a credential.
-#[derive(Clone)]
 struct Identity {
     role: Role,
     aa: Aa,
     principal: Arc<Principal>,
+    /// The protocol revision the Hello stated (`wire/protocol.rs`): which replies it can read.
+    protocol: u8,
+    /// The session's place among its principal's, given back when the session ends.
+    _slot: PrincipalSlot,
 }
 
 /// What handling one request asks the session to do next.
@@ -226,17 +263,23 @@ enum Next {
     Close,
 }
 
-async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut admitted: Admitted) -> std::io::Result<()> {
+/// Serves one session, in TLS or in clear, until it closes.
+async fn run_session<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, shared: Arc<Shared>, session: u64, mut admitted: Admitted) -> std::io::Result<()> {
     let hello_by = tokio::time::Instant::now() + shared.limits.hello_timeout;
-    let (mut rd, mut wr) = stream.into_split();
     let (outbox, mut async_replies) = mpsc::unbounded_channel::<Reply>();
     let mut frames = FrameBuffer::new(shared.max_frame);
     let mut out = Vec::with_capacity(16 * 1024);
     let mut identity: Option<Identity> = None;
+    // Requests are decoded only while the session has tokens; until the next one is due the
+    // session is not read either, so a flood waits in the client's socket (`rate_limit.rs`).
+    let mut bucket = TokenBucket::new(shared.limits.rate, shared.limits.burst, tokio::time::Instant::now());
+    let mut throttled: Option<tokio::time::Instant> = None;
+    let mut times_throttled = 0u64;
     let result = loop {
         let mut close = false;
+        let mut decode = false;
         tokio::select! {
-            read = rd.read_buf(frames.spare(8 * 1024)) => {
+            read = stream.read_buf(frames.spare(8 * 1024)), if throttled.is_none() => {
                 match read {
                     Ok(0) => {
                         if frames.pending() > 0 {
@@ -244,28 +287,13 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
                         }
                         break Ok(());
                     }
-                    Ok(_) => loop {
-                        match frames.next_frame() {
-                            Ok(None) => break,
-                            Ok(Some(body)) => {
-                                let next = match Request::decode(body) {
-                                    Ok(request) => handle(request, &mut identity, &shared, &outbox, session, &mut out),
-                                    Err(e) => reject(&e.to_string(), session, &mut out),
-                                };
-                                if let Next::Close = next {
-                                    close = true;
-                                    break;
-                                }
-                            }
-                            Err(e @ WireError::Oversized { .. }) | Err(e @ WireError::Malformed(_)) => {
-                                reject(&e.to_string(), session, &mut out);
-                                close = true;
-                                break;
-                            }
-                        }
-                    },
+                    Ok(_) => decode = true,
                     Err(e) => break Err(e),
                 }
+            }
+            _ = tokio::time::sleep_until(throttled.unwrap_or(hello_by)), if throttled.is_some() => {
+                throttled = None;
+                decode = true;
             }
             Some(reply) = async_replies.recv() => {
                 reply.encode(&mut out);
@@ -279,17 +307,58 @@ async fn run_session(stream: TcpStream, shared: Arc<Shared>, session: u64, mut a
                 close = true;
             }
         }
+        while decode {
+            if let Err(wait) = bucket.take(tokio::time::Instant::now()) {
+                throttled = Some(tokio::time::Instant::now() + wait);
+                times_throttled += 1;
+                if times_throttled == 1 {
+                    let principal = identity.as_ref().map_or("", |me| me.principal.name.as_str());
+                    info!(
+                        session,
+                        principal,
+                        rate = shared.limits.rate,
+                        burst = shared.limits.burst,
+                        "session over its request rate: reading it at sessions.rate"
+                    );
+                }
+                break;
+            }
+            match frames.next_frame() {
+                Ok(None) => {
+                    bucket.refund();
+                    decode = false;
+                }
+                Ok(Some(body)) => {
+                    let next = match Request::decode(body) {
+                        Ok(request) => handle(request, &mut identity, &shared, &outbox, session, &mut out),
+                        Err(e) => reject(&e.to_string(), session, &mut out),
+                    };
+                    if let Next::Close = next {
+                        close = true;
+                        decode = false;
+                    }
+                }
+                Err(e @ WireError::Oversized { .. }) | Err(e @ WireError::Malformed(_)) => {
+                    reject(&e.to_string(), session, &mut out);
+                    close = true;
+                    decode = false;
+                }
+            }
+        }
         if identity.is_some() {
             admitted.authenticated();
         }
         if !out.is_empty() {
-            if let Err(e) = wr.write_all(&out).await {
+            if let Err(e) = stream.write_all(&out).await {
+                break Err(e);
+            }
+            if let Err(e) = stream.flush().await {
                 break Err(e);
             }
             out.clear();
         }
         if close {
-            let _ = wr.shutdown().await;
+            let _ = stream.shutdown().await;
             break Ok(());
         }
     };
@@ -324,11 +393,15 @@ fn not_allowed(what: &str, role: Role) -> String {
 
 fn handle(request: Request, identity: &mut Option<Identity>, shared: &Shared, outbox: &mpsc::UnboundedSender<Reply>, session: u64, out: &mut Vec<u8>) -> Next {
     let Some(me) = identity.as_ref() else {
-        let Request::Hello { role, aa, token } = request else {
+        let Request::Hello { role, aa, token, protocol } = request else {
             return reject("unauthenticated: the first request of a session must be Hello with this principal's token", session, out);
         };
         let principal = match shared.credentials.authenticate(role, aa, &token) {
             Ok(p) => p,
+            Err(reason) => return reject(&reason, session, out),
+        };
+        let slot = match shared.principal_sessions.admit(&principal) {
+            Ok(slot) => slot,
             Err(reason) => return reject(&reason, session, out),
         };
         debug!(session, principal = %principal.name, role = role.name(), %aa, "session authenticated");
@@ -336,40 +409,37 @@ fn handle(request: Request, identity: &mut Option<Identity>, shared: &Shared, ou
             let mut agents = shared.agents.lock().expect("agents lock poisoned");
             agents.entry(aa).or_default().push((session, outbox.clone()));
         }
-        *identity = Some(Identity { role, aa, principal });
+        *identity = Some(Identity { role, aa, principal, protocol, _slot: slot });
         Reply::Welcome.encode(out);
         return Next::Continue;
     };
     match (me.role, request) {
         (_, Request::Hello { .. }) => reject("Hello: the session is already open; send it once", session, out),
         (Role::Agent, Request::Lookup { id, target }) => {
-            let reply = match shared.freshness.refusal() {
-                Some(reason) => Reply::Unavailable { id, reason },
-                None => match shared.table.resolve(&shared.policy, me.aa, target) {
+            let reply = match shared.freshness.serving(me.protocol) {
+                Serving::Refuse(reason) => Reply::Unavailable { id, reason },
+                Serving::Fresh => match shared.table.resolve(&shared.policy, me.aa, target) {
                     Resolution::Found { la, revision } => Reply::Found { id, la, revision },
                     Resolution::NotFound => Reply::NotFound { id },
                     Resolution::Denied => Reply::Denied { id },
                 },
+                Serving::Stale { age } => Reply::Stale { id, age_ms: age.as_millis() as u64, answer: shared.table.resolve(&shared.policy, me.aa, target) },
             };
             reply.encode(out);
             Next::Continue
         }
-        (Role::Provisioner, Request::Update { id, aa, mapping }) => {
+        (Role::Provisioner, Request::Update { id, aa, mapping, origin }) => {
             if mapping.la == La(0) || aa == Aa(0) {
                 return reject("Update: aa and la must not be 0.0.0.0", session, out);
             }
-            let _ = shared.updates.send(PendingUpdate { aa, mapping: Some(mapping), id, outbox: outbox.clone(), writer: me.principal.clone() });
-            Next::Continue
+            submit(shared, me, outbox, id, aa, Some(mapping), origin, out)
         }
-        (Role::Provisioner, Request::Remove { id, aa }) => {
-            let _ = shared.updates.send(PendingUpdate { aa, mapping: None, id, outbox: outbox.clone(), writer: me.principal.clone() });
-            Next::Continue
-        }
+        (Role::Provisioner, Request::Remove { id, aa, origin }) => submit(shared, me, outbox, id, aa, None, origin, out),
         (Role::Tor, Request::Report { id, sender, target, stale_la }) => {
             // The ToR learns the target's committed LA (ToRs are the fabric, VL2 §4.3); the
             // sender is corrected only with what it may resolve itself.
             let reply = match shared.table.committed(target) {
-                Some(Versioned { mapping: Some(m), revision }) => {
+                Some(Versioned { mapping: Some(m), revision, .. }) => {
                     if m.la != stale_la {
                         if let Resolution::Found { la, revision } = shared.table.resolve_committed(&shared.policy, sender, target) {
                             if correct(shared, sender, target, la, revision) == 0 {
@@ -386,7 +456,7 @@ fn handle(request: Request, identity: &mut Option<Identity>, shared: &Shared, ou
             Next::Continue
         }
         (Role::Peer, Request::PeerPush { aa, revision, mapping }) => {
-            if let Err(refused) = shared.table.apply_pushed(aa, Versioned { mapping, revision }) {
+            if let Err(refused) = shared.table.apply_pushed(aa, Versioned { mapping, revision, marks: Default::default() }) {
                 debug!(session, peer = %me.principal.name, %aa, reason = %refused, "peer push not applied");
             }
             Next::Continue
@@ -415,6 +485,34 @@ fn handle(request: Request, identity: &mut Option<Identity>, shared: &Shared, ou
             reject(&not_allowed(what, role), session, out)
         }
     }
+}
+
+/// Hands an update (`None`: a removal) to the batcher, its origin scoped to the session's
+/// principal (`origin.rs`). A server that has lost contact with the store answers at once that
+/// it did not send the update there, rather than letting it wait for a store it cannot reach:
+/// `StoreUnreachable` (protocol 2), or `Unavailable` with the same reason.
+#[allow(clippy::too_many_arguments)]
+fn submit(
+    shared: &Shared,
+    me: &Identity,
+    outbox: &mpsc::UnboundedSender<Reply>,
+    id: u64,
+    aa: Aa,
+    mapping: Option<Mapping>,
+    origin: Option<Origin>,
+    out: &mut Vec<u8>,
+) -> Next {
+    if let Contact::Lost { age } = shared.freshness.contact() {
+        let reply = match me.protocol > crate::wire::protocol::FIRST_PROTOCOL {
+            true => Reply::StoreUnreachable { id, age_ms: age.as_millis() as u64 },
+            false => Reply::Unavailable { id, reason: format!("update not sent: no contact with the store for {:.1} s", age.as_secs_f64()) },
+        };
+        reply.encode(out);
+        return Next::Continue;
+    }
+    let origin = origin.map(|o| o.scoped(&me.principal.name));
+    let _ = shared.updates.send(PendingUpdate { aa, mapping, id, outbox: outbox.clone(), writer: me.principal.clone(), origin });
+    Next::Continue
 }
 
 /// Sends the current mapping of `target` to every session of `sender` on this server (VL2 §4.3:

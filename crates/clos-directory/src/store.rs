@@ -6,18 +6,20 @@
 //! leader) plus the two things a directory server needs to stay current, a paginated snapshot
 //! read at a fixed revision and a stream of committed changes from a revision on.
 //!
-//! Layout: one key per AA, `<prefix>/aa/<aa>`, whose value is `"<la> <service>"`, so an operator
-//! can inspect the directory with `etcdctl get --prefix /clos/vl2/aa/`.
+//! Layout: one key per AA, `<prefix>/aa/<aa>`, whose value is `"<la> <service>"`, followed by
+//! the marks of the updates it includes when they came with origins (`origin.rs`), so an
+//! operator can inspect the directory with `etcdctl get --prefix /clos/vl2/aa/`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Txn, TxnOp, TxnOpResponse, WatchOptions, WatchStream};
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions, WatchStream};
 use rustc_hash::FxHashMap;
 
 use crate::address::Aa;
 use crate::mapping::{Mapping, Versioned};
+use crate::origin::{decode_entry, encode_entry, Marks};
 
 /// Rows per page of a snapshot read; keeps each response well under gRPC's 4 MB message limit.
 const SNAPSHOT_PAGE: i64 = 5_000;
@@ -44,6 +46,16 @@ pub enum StoreError {
 pub struct Change {
     pub aa: Aa,
     pub versioned: Versioned,
+}
+
+/// What a commit writes to one AA's key: the mapping (`None`: removed) and the marks of the
+/// updates the entry then includes. A removal with marks leaves a tombstone value that expires
+/// with a lease; one without is a plain delete.
+#[derive(Clone, Debug)]
+pub struct Write {
+    pub aa: Aa,
+    pub mapping: Option<Mapping>,
+    pub marks: Marks,
 }
 
 /// What a guarded commit did.
@@ -156,6 +168,22 @@ impl Store {
     /// decide again. etcd refuses transactions longer than its --max-txn-ops (128 by default)
     /// in any branch: callers split larger batches.
     pub async fn commit_guarded(&self, guards: &[(Aa, i64)], writes: &[(Aa, Option<Mapping>)]) -> Result<Guarded, StoreError> {
+        let writes: Vec<Write> = writes.iter().map(|(aa, mapping)| Write { aa: *aa, mapping: mapping.clone(), marks: Marks::default() }).collect();
+        self.commit(guards, &writes, Duration::ZERO).await
+    }
+
+    /// As [`Store::commit_guarded`], writing each entry with its marks. Tombstones (removals
+    /// with marks) are put under a lease of `tombstone_ttl`, granted first, after which etcd
+    /// deletes them.
+    pub async fn commit(&self, guards: &[(Aa, i64)], writes: &[Write], tombstone_ttl: Duration) -> Result<Guarded, StoreError> {
+        let tombstone = match writes.iter().any(|w| w.mapping.is_none() && !w.marks.is_empty()) {
+            false => None,
+            true => {
+                let ttl = tombstone_ttl.as_secs().max(1) as i64;
+                let lease = self.on_some_member(|c| async move { c.lease_client().grant(ttl, None).await }).await?;
+                Some(PutOptions::new().with_lease(lease.id()))
+            }
+        };
         let compares: Vec<Compare> = guards
             .iter()
             .map(|(aa, revision)| match revision {
@@ -165,9 +193,10 @@ impl Store {
             .collect();
         let txn_ops: Vec<TxnOp> = writes
             .iter()
-            .map(|(aa, m)| match m {
-                Some(m) => TxnOp::put(self.key(*aa), m.to_store_value(), None),
-                None => TxnOp::delete(self.key(*aa), None),
+            .map(|w| match encode_entry(w.mapping.as_ref(), &w.marks) {
+                Some(value) if w.mapping.is_none() => TxnOp::put(self.key(w.aa), value, tombstone.clone()),
+                Some(value) => TxnOp::put(self.key(w.aa), value, None),
+                None => TxnOp::delete(self.key(w.aa), None),
             })
             .collect();
         let reads: Vec<TxnOp> = guards.iter().map(|(aa, _)| TxnOp::get(self.key(*aa), None)).collect();
@@ -186,9 +215,10 @@ impl Store {
             .op_responses()
             .into_iter()
             .map(|r| match r {
-                TxnOpResponse::Get(get) => {
-                    get.kvs().first().map(|kv| Versioned { mapping: Mapping::from_store_value(kv.value()).ok(), revision: kv.mod_revision() })
-                }
+                TxnOpResponse::Get(get) => get.kvs().first().map(|kv| {
+                    let (mapping, marks) = decode_entry(kv.value()).unwrap_or_default();
+                    Versioned { mapping, revision: kv.mod_revision(), marks }
+                }),
                 _ => None,
             })
             .collect();
@@ -196,7 +226,8 @@ impl Store {
     }
 
     /// Reads every mapping at one revision, page by page, and returns them with that revision.
-    /// Values that do not parse (written by hand, say) are skipped and counted.
+    /// Tombstones come back as entries without a mapping. Values that do not parse (written by
+    /// hand, say) are skipped and counted.
     pub async fn snapshot(&self) -> Result<(FxHashMap<Aa, Versioned>, i64, usize), StoreError> {
         let prefix = self.aa_prefix();
         let end = prefix_end(&prefix);
@@ -220,8 +251,8 @@ impl Store {
             }
             for kv in page.kvs() {
                 match parse_entry(&prefix, kv.key(), kv.value()) {
-                    Some((aa, mapping)) => {
-                        table.insert(aa, Versioned { mapping: Some(mapping), revision: kv.mod_revision() });
+                    Some((aa, mapping, marks)) => {
+                        table.insert(aa, Versioned { mapping, revision: kv.mod_revision(), marks });
                     }
                     None => skipped += 1,
                 }
@@ -273,7 +304,7 @@ impl Store {
                 async move { c.kv_client().get(key, None).await }
             })
             .await?;
-        Ok(r.kvs().first().and_then(|kv| parse_entry(&prefix, kv.key(), kv.value()).map(|(_, m)| (m, kv.mod_revision()))))
+        Ok(r.kvs().first().and_then(|kv| parse_entry(&prefix, kv.key(), kv.value()).and_then(|(_, m, _)| Some((m?, kv.mod_revision())))))
     }
 }
 
@@ -308,14 +339,14 @@ impl ChangeStream {
                 else {
                     continue;
                 };
-                let mapping = match event.event_type() {
-                    EventType::Put => match Mapping::from_store_value(kv.value()) {
-                        Ok(m) => Some(m),
+                let (mapping, marks) = match event.event_type() {
+                    EventType::Put => match decode_entry(kv.value()) {
+                        Ok(entry) => entry,
                         Err(_) => continue,
                     },
-                    EventType::Delete => None,
+                    EventType::Delete => (None, Marks::default()),
                 };
-                changes.push(Change { aa, versioned: Versioned { mapping, revision: kv.mod_revision() } });
+                changes.push(Change { aa, versioned: Versioned { mapping, revision: kv.mod_revision(), marks } });
             }
             let store_revision = response.header().map(|h| h.revision()).unwrap_or(0);
             return Ok(Some(StreamBatch { changes, through, store_revision }));
@@ -323,9 +354,10 @@ impl ChangeStream {
     }
 }
 
-fn parse_entry(prefix: &str, key: &[u8], value: &[u8]) -> Option<(Aa, Mapping)> {
+fn parse_entry(prefix: &str, key: &[u8], value: &[u8]) -> Option<(Aa, Option<Mapping>, Marks)> {
     let aa = std::str::from_utf8(key.strip_prefix(prefix.as_bytes())?).ok()?.parse().ok()?;
-    Some((aa, Mapping::from_store_value(value).ok()?))
+    let (mapping, marks) = decode_entry(value).ok()?;
+    Some((aa, mapping, marks))
 }
 
 /// The smallest key greater than every key starting with `prefix` (etcd's range_end convention).

@@ -240,7 +240,11 @@ mod tests {
     use crate::policy::{Policy, PolicyConfig};
 
     fn put(la: u32, service: &str, revision: i64) -> Versioned {
-        Versioned { mapping: Some(Mapping { la: La(la), service: service.into() }), revision }
+        Versioned { mapping: Some(Mapping { la: La(la), service: service.into() }), revision, marks: Default::default() }
+    }
+
+    fn removed(revision: i64) -> Versioned {
+        Versioned { mapping: None, revision, marks: Default::default() }
     }
 
     #[test]
@@ -248,7 +252,7 @@ mod tests {
         let t = Table::new();
         assert!(t.apply(Aa(1), put(10, "web", 5)));
         assert!(!t.apply(Aa(1), put(11, "web", 4)));
-        assert!(t.apply(Aa(1), Versioned { mapping: None, revision: 6 }));
+        assert!(t.apply(Aa(1), removed(6)));
         assert!(!t.apply(Aa(1), put(12, "web", 5)), "a late put must not resurrect a removed AA");
         assert_eq!(t.get(Aa(1)), None);
     }
@@ -280,7 +284,7 @@ mod tests {
         t.apply_stream(vec![change(1, 10, 5)], 5);
         t.learn(7);
         assert_eq!(t.apply_pushed(Aa(1), put(66, "web", i64::MAX)), Err(PushRefused::AboveStore { revision: i64::MAX, known: 7 }));
-        assert_eq!(t.apply_pushed(Aa(1), Versioned { mapping: None, revision: 8 }), Err(PushRefused::AboveStore { revision: 8, known: 7 }));
+        assert_eq!(t.apply_pushed(Aa(1), removed(8)), Err(PushRefused::AboveStore { revision: 8, known: 7 }));
         assert_eq!(t.get(Aa(1)).map(|(m, r)| (m.la, r)), Some((La(10), 5)));
         assert!(t.apply(Aa(1), put(11, "web", 9)), "a later commit is applied");
         assert_eq!(t.get(Aa(1)).map(|(m, r)| (m.la, r)), Some((La(11), 9)));

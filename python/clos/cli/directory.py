@@ -100,6 +100,13 @@ def up(
     run_for: Annotated[
         str | None, typer.Option("--for", help='Stop after this long, e.g. "30s"; default: Ctrl-C.')
     ] = None,
+    tls: Annotated[
+        bool,
+        typer.Option(
+            help="TLS on every session, with a throwaway CA made for the cluster; "
+            "--no-tls sends tokens in clear."
+        ),
+    ] = True,
 ) -> None:
     """Start a local directory system on loopback: etcd members plus directory servers."""
     args = ["up", "--etcd", str(etcd), "--servers", str(servers)]
@@ -107,6 +114,8 @@ def up(
         args += ["--dir", str(folder)]
     if run_for is not None:
         args += ["--for", run_for]
+    if not tls:
+        args.append("--no-tls")
     _run(args)
 
 
@@ -126,6 +135,10 @@ def bench(
     ] = "25000,50000,100000,150000,200000",
     step: Annotated[str, typer.Option(help='Length of each rate step, e.g. "3s".')] = "3s",
     out: Annotated[Path | None, typer.Option(help="Write the full results as JSON here.")] = None,
+    tls: Annotated[bool, typer.Option(help="TLS on every session (--no-tls: in clear).")] = True,
+    session_rate: Annotated[
+        int, typer.Option(help="Each session's request rate limit, requests/s.")
+    ] = 20_000,
 ) -> None:
     """Benchmark lookups and updates on a local cluster (bursty emulated agents, VL2 §5.5)."""
     args = [
@@ -139,7 +152,10 @@ def bench(
         f"--update-rates={update_rates}",
         f"--lookup-rates={lookup_rates}",
         f"--step={step}",
+        f"--session-rate={session_rate}",
     ]
+    if not tls:
+        args.append("--no-tls")
     if out is not None:
         args.append(f"--out={out}")
     _run(args)

@@ -14,6 +14,7 @@ use clos_directory::config::ServerConfig;
 use clos_directory::duration::parse_duration;
 use clos_directory::mapping::{validate_service, Mapping};
 use clos_directory::resolver::{Resolver, ResolverConfig};
+use clos_directory::tls::ClientTls;
 use clos_directory::wire::Role;
 
 #[derive(Parser)]
@@ -45,6 +46,9 @@ enum Command {
         /// Stop after this long (e.g. "10s"); by default run until Ctrl-C.
         #[arg(long = "for", value_parser = parse_duration)]
         run_for: Option<Duration>,
+        /// Serve in clear instead of TLS (tokens then travel unencrypted).
+        #[arg(long)]
+        no_tls: bool,
     },
     /// Resolve AAs as an agent (with an agent's credential naming the --as AA).
     Lookup {
@@ -85,6 +89,13 @@ struct ClientArgs {
     /// agent's credential must name).
     #[arg(long = "as", value_parser = parse_aa, default_value = "0.0.0.0")]
     me: Aa,
+    /// The CA file (PEM) that signed the servers' certificates: sessions run in TLS and the
+    /// servers are checked against it (`up` prints its path).
+    #[arg(long, required_unless_present = "no_tls")]
+    ca_file: Option<PathBuf>,
+    /// Speak in clear, to servers whose config has [tls] enabled = false.
+    #[arg(long, conflicts_with = "ca_file")]
+    no_tls: bool,
 }
 
 fn parse_aa(s: &str) -> Result<Aa, String> {
@@ -119,13 +130,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             clos_directory::log::init(&config.log_format);
             runtime(config.workers)?.block_on(clos_directory::server::serve(config))
         }
-        Command::Up { etcd, servers, dir, run_for } => runtime(2)?.block_on(up(etcd, servers, dir, run_for)),
+        Command::Up { etcd, servers, dir, run_for, no_tls } => runtime(2)?.block_on(up(etcd, servers, dir, run_for, !no_tls)),
         Command::Lookup { client, targets } => runtime(1)?.block_on(async {
             let resolver = resolver(&client, Role::Agent)?;
-            for (target, result) in targets.iter().zip(resolver.lookup_many(&targets).await) {
-                match result {
-                    Ok(la) => println!("{target} -> {la}"),
-                    Err(e) => println!("{target}: {e}"),
+            for (target, answer) in targets.iter().zip(resolver.resolve_many(&targets).await) {
+                // An answer from a server cut off from the store says so, with its age.
+                let stale = answer.stale.map(|age| format!(" (stale: no contact with the store for {:.1} s)", age.as_secs_f64())).unwrap_or_default();
+                match answer.result {
+                    Ok(la) => println!("{target} -> {la}{stale}"),
+                    Err(e) => println!("{target}: {e}{stale}"),
                 }
             }
             Ok(())
@@ -147,10 +160,14 @@ fn resolver(client: &ClientArgs, role: Role) -> anyhow::Result<Resolver> {
         Role::Provisioner => ResolverConfig::provisioner(client.servers.clone(), token.trim().as_bytes()),
         _ => ResolverConfig::new(client.servers.clone(), token.trim().as_bytes(), client.me),
     };
-    Resolver::new(config).map_err(anyhow::Error::msg)
+    let tls = match &client.ca_file {
+        Some(ca) => Some(ClientTls::from_ca_file(ca).map_err(|e| anyhow::anyhow!("--ca-file: {e}"))?),
+        None => None,
+    };
+    Resolver::new(config.with_tls(tls)).map_err(anyhow::Error::msg)
 }
 
-async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: Option<Duration>) -> anyhow::Result<()> {
+async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: Option<Duration>, tls: bool) -> anyhow::Result<()> {
     if !(1..=7).contains(&etcd_members) || !(1..=16).contains(&servers) {
         anyhow::bail!("--etcd must be 1 to 7 and --servers 1 to 16");
     }
@@ -164,7 +181,7 @@ async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: 
     etcd.wait_healthy(Duration::from_secs(20)).await?;
     let endpoints = vec![etcd.endpoints(); servers];
     let binary = std::env::current_exe()?;
-    let options = ServerOptions { isolate_services: false, ..ServerOptions::default() };
+    let options = ServerOptions { isolate_services: false, tls, ..ServerOptions::default() };
     let ds = DirectoryServers::start(&dir, &binary, &endpoints, &options)?;
     for i in 0..servers {
         ds.wait_ready(i, Duration::from_secs(20)).await?;
@@ -173,12 +190,22 @@ async fn up(etcd_members: usize, servers: usize, dir: Option<PathBuf>, run_for: 
     println!("VL2 directory system up on loopback");
     println!("  store (etcd):      {}", etcd.endpoints().join(" "));
     println!("  directory servers: {}", addrs.join(" "));
-    println!("  folder:            {} (configs ds*.toml, logs *.log, token files *.token)", dir.display());
+    println!("  folder:            {} (configs ds*.toml, logs *.log, token files *.token, certificates *.crt)", dir.display());
+    let transport = match &ds.ca_file {
+        Some(ca) => {
+            println!("  TLS:               on; a throwaway CA made for this cluster ({}) signed the servers' certificates", ca.display());
+            format!("--ca-file {}", ca.display())
+        }
+        None => {
+            println!("  TLS:               OFF (--no-tls): tokens and answers travel in clear");
+            "--no-tls".to_string()
+        }
+    };
     println!("try:");
     let provisioner = dir.join("provisioner.token");
     let agent = dir.join("agent.token");
-    println!("  clos-directory update --servers {} --token-file {} 10.0.0.5 20.0.0.1 --service web", addrs.join(","), provisioner.display());
-    println!("  clos-directory lookup --servers {} --token-file {} 10.0.0.5", addrs.join(","), agent.display());
+    println!("  clos-directory update --servers {} --token-file {} {transport} 10.0.0.5 20.0.0.1 --service web", addrs.join(","), provisioner.display());
+    println!("  clos-directory lookup --servers {} --token-file {} {transport} 10.0.0.5", addrs.join(","), agent.display());
     match run_for {
         Some(d) => tokio::time::sleep(d).await,
         None => {

@@ -7,8 +7,11 @@
 
 use super::error::WireError;
 use super::frame::write_frame;
+use super::protocol::FIRST_PROTOCOL;
 use crate::address::{Aa, La};
 use crate::mapping::{validate_service, Mapping};
+use crate::origin::Origin;
+use crate::table::Resolution;
 
 /// The longest authentication token accepted, in bytes.
 pub const MAX_TOKEN_LEN: usize = 255;
@@ -48,24 +51,29 @@ impl Role {
 pub enum Request {
     /// Must open every session. `aa` is the agent's own AA (the requester for access control and
     /// the address corrections are sent to), which its credential must name; zero for ToRs,
-    /// peers and provisioners.
+    /// peers and provisioners. `protocol` is the client's revision (`protocol.rs`); 1 is sent
+    /// as no byte at all, as earlier clients did.
     Hello {
         role: Role,
         aa: Aa,
         token: Vec<u8>,
+        protocol: u8,
     },
     Lookup {
         id: u64,
         target: Aa,
     },
+    /// `origin` (protocol 2): the same on every attempt of this update (`origin.rs`).
     Update {
         id: u64,
         aa: Aa,
         mapping: Mapping,
+        origin: Option<Origin>,
     },
     Remove {
         id: u64,
         aa: Aa,
+        origin: Option<Origin>,
     },
     /// A ToR received a packet from `sender` for `target`, which it no longer hosts.
     Report {
@@ -130,6 +138,22 @@ pub enum Reply {
         id: u64,
         reason: String,
     },
+    /// Protocol 2. The server has had no contact with the store for `age_ms`, longer than its
+    /// staleness bound, and answers from its in-memory table (VL2 §4.3.2: directory servers
+    /// answer lookups from their cache, for availability): `answer` misses no update committed
+    /// more than `age_ms` before it, but may miss later ones.
+    Stale {
+        id: u64,
+        age_ms: u64,
+        answer: Resolution,
+    },
+    /// Protocol 2. The server has had no contact with the store for `age_ms`, longer than its
+    /// staleness bound, so it did not send the update to the store: it is not committed (by this
+    /// attempt). Another server may reach the store.
+    StoreUnreachable {
+        id: u64,
+        age_ms: u64,
+    },
 }
 
 mod kind {
@@ -149,6 +173,8 @@ mod kind {
     pub const CORRECTION: u8 = 0x87;
     pub const REJECTED: u8 = 0x88;
     pub const REFUSED: u8 = 0x89;
+    pub const STALE: u8 = 0x8a;
+    pub const STORE_UNREACHABLE: u8 = 0x8b;
 }
 
 /// Reads fields off a frame body, naming the message and field when one is missing or bad.
@@ -191,6 +217,13 @@ impl<'a> Fields<'a> {
         validate_service(&service).map_err(|e| WireError::Malformed(format!("{}.{e}", self.message)))?;
         Ok(service)
     }
+    /// An update's optional origin: the writer and sequence number, if the frame goes on.
+    fn origin(&mut self) -> Result<Option<Origin>, WireError> {
+        if self.body.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Origin { writer: self.u64("writer")?, seq: self.u64("seq")? }))
+    }
     fn end(self) -> Result<(), WireError> {
         if self.body.is_empty() {
             Ok(())
@@ -200,8 +233,20 @@ impl<'a> Fields<'a> {
     }
 }
 
+fn put_origin(out: &mut Vec<u8>, origin: &Option<Origin>) {
+    if let Some(o) = origin {
+        out.extend_from_slice(&o.writer.to_be_bytes());
+        out.extend_from_slice(&o.seq.to_be_bytes());
+    }
+}
+
+/// A length byte, then at most 255 bytes. Longer text is cut before a UTF-8 continuation byte,
+/// so that a cut reason still decodes as UTF-8 (tokens are at most 255 bytes, never cut).
 fn put_text(out: &mut Vec<u8>, bytes: &[u8]) {
-    let n = bytes.len().min(255);
+    let mut n = bytes.len().min(255);
+    while n < bytes.len() && n > 0 && bytes[n] & 0xc0 == 0x80 {
+        n -= 1;
+    }
     out.push(n as u8);
     out.extend_from_slice(&bytes[..n]);
 }
@@ -210,28 +255,33 @@ impl Request {
     /// Appends this request as one frame.
     pub fn encode(&self, out: &mut Vec<u8>) {
         write_frame(out, |b| match self {
-            Request::Hello { role, aa, token } => {
+            Request::Hello { role, aa, token, protocol } => {
                 b.push(kind::HELLO);
                 b.push(*role as u8);
                 b.extend_from_slice(&aa.0.to_be_bytes());
                 put_text(b, token);
+                if *protocol > FIRST_PROTOCOL {
+                    b.push(*protocol);
+                }
             }
             Request::Lookup { id, target } => {
                 b.push(kind::LOOKUP);
                 b.extend_from_slice(&id.to_be_bytes());
                 b.extend_from_slice(&target.0.to_be_bytes());
             }
-            Request::Update { id, aa, mapping } => {
+            Request::Update { id, aa, mapping, origin } => {
                 b.push(kind::UPDATE);
                 b.extend_from_slice(&id.to_be_bytes());
                 b.extend_from_slice(&aa.0.to_be_bytes());
                 b.extend_from_slice(&mapping.la.0.to_be_bytes());
                 put_text(b, mapping.service.as_bytes());
+                put_origin(b, origin);
             }
-            Request::Remove { id, aa } => {
+            Request::Remove { id, aa, origin } => {
                 b.push(kind::REMOVE);
                 b.extend_from_slice(&id.to_be_bytes());
                 b.extend_from_slice(&aa.0.to_be_bytes());
+                put_origin(b, origin);
             }
             Request::Report { id, sender, target, stale_la } => {
                 b.push(kind::REPORT);
@@ -287,7 +337,14 @@ impl Request {
                 };
                 let aa = Aa(f.u32("aa")?);
                 let token = f.bytes("token")?.to_vec();
-                Request::Hello { role, aa, token }
+                let protocol = match f.body.is_empty() {
+                    true => FIRST_PROTOCOL,
+                    false => match f.u8("protocol")? {
+                        p if p > FIRST_PROTOCOL => p,
+                        p => return Err(WireError::Malformed(format!("Hello.protocol: {p} must be 2 or more (revision 1 is sent as no byte)"))),
+                    },
+                };
+                Request::Hello { role, aa, token, protocol }
             }
             kind::LOOKUP => Request::Lookup { id: f.u64("id")?, target: Aa(f.u32("target")?) },
             kind::UPDATE => {
@@ -295,9 +352,9 @@ impl Request {
                 let aa = Aa(f.u32("aa")?);
                 let la = La(f.u32("la")?);
                 let service = f.service()?;
-                Request::Update { id, aa, mapping: Mapping { la, service } }
+                Request::Update { id, aa, mapping: Mapping { la, service }, origin: f.origin()? }
             }
-            kind::REMOVE => Request::Remove { id: f.u64("id")?, aa: Aa(f.u32("aa")?) },
+            kind::REMOVE => Request::Remove { id: f.u64("id")?, aa: Aa(f.u32("aa")?), origin: f.origin()? },
             kind::REPORT => Request::Report { id: f.u64("id")?, sender: Aa(f.u32("sender")?), target: Aa(f.u32("target")?), stale_la: La(f.u32("stale_la")?) },
             kind::PEER_CORRECTION => {
                 Request::PeerCorrection { sender: Aa(f.u32("sender")?), target: Aa(f.u32("target")?), la: La(f.u32("la")?), revision: f.i64("revision")? }
@@ -365,6 +422,26 @@ impl Reply {
                 b.extend_from_slice(&id.to_be_bytes());
                 put_text(b, reason.as_bytes());
             }
+            Reply::Stale { id, age_ms, answer } => {
+                // The answer as its fresh reply kind would carry it, less the id.
+                b.push(kind::STALE);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&age_ms.to_be_bytes());
+                match answer {
+                    Resolution::Found { la, revision } => {
+                        b.push(kind::FOUND);
+                        b.extend_from_slice(&la.0.to_be_bytes());
+                        b.extend_from_slice(&revision.to_be_bytes());
+                    }
+                    Resolution::NotFound => b.push(kind::NOT_FOUND),
+                    Resolution::Denied => b.push(kind::DENIED),
+                }
+            }
+            Reply::StoreUnreachable { id, age_ms } => {
+                b.push(kind::STORE_UNREACHABLE);
+                b.extend_from_slice(&id.to_be_bytes());
+                b.extend_from_slice(&age_ms.to_be_bytes());
+            }
         })
     }
 
@@ -381,6 +458,17 @@ impl Reply {
             kind::CORRECTION => Reply::Correction { target: Aa(f.u32("target")?), la: La(f.u32("la")?), revision: f.i64("revision")? },
             kind::REJECTED => Reply::Rejected { message: f.text("message")? },
             kind::REFUSED => Reply::Refused { id: f.u64("id")?, reason: f.text("reason")? },
+            kind::STALE => {
+                let (id, age_ms) = (f.u64("id")?, f.u64("age_ms")?);
+                let answer = match f.u8("answer")? {
+                    kind::FOUND => Resolution::Found { la: La(f.u32("la")?), revision: f.i64("revision")? },
+                    kind::NOT_FOUND => Resolution::NotFound,
+                    kind::DENIED => Resolution::Denied,
+                    other => return Err(WireError::Malformed(format!("Stale.answer: {other:#04x} is not 0x82 (found), 0x83 (not found) or 0x84 (denied)"))),
+                };
+                Reply::Stale { id, age_ms, answer }
+            }
+            kind::STORE_UNREACHABLE => Reply::StoreUnreachable { id: f.u64("id")?, age_ms: f.u64("age_ms")? },
             other => return Err(WireError::Malformed(format!("unknown reply kind {other:#04x}"))),
         };
         f.end()?;
@@ -404,11 +492,13 @@ mod tests {
     #[test]
     fn every_request_survives_encoding() {
         let m = Mapping { la: La(7), service: "web".into() };
-        round_trip_request(Request::Hello { role: Role::Agent, aa: Aa(1), token: b"secret".to_vec() });
-        round_trip_request(Request::Hello { role: Role::Provisioner, aa: Aa(0), token: b"secret".to_vec() });
+        round_trip_request(Request::Hello { role: Role::Agent, aa: Aa(1), token: b"secret".to_vec(), protocol: 1 });
+        round_trip_request(Request::Hello { role: Role::Provisioner, aa: Aa(0), token: b"secret".to_vec(), protocol: 2 });
         round_trip_request(Request::Lookup { id: 9, target: Aa(2) });
-        round_trip_request(Request::Update { id: 3, aa: Aa(2), mapping: m.clone() });
-        round_trip_request(Request::Remove { id: 4, aa: Aa(2) });
+        round_trip_request(Request::Update { id: 3, aa: Aa(2), mapping: m.clone(), origin: None });
+        round_trip_request(Request::Update { id: 3, aa: Aa(2), mapping: m.clone(), origin: Some(Origin { writer: u64::MAX, seq: 7 }) });
+        round_trip_request(Request::Remove { id: 4, aa: Aa(2), origin: None });
+        round_trip_request(Request::Remove { id: 4, aa: Aa(2), origin: Some(Origin { writer: 1, seq: 8 }) });
         round_trip_request(Request::Report { id: 5, sender: Aa(1), target: Aa(2), stale_la: La(3) });
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 77, mapping: Some(m) });
         round_trip_request(Request::PeerPush { aa: Aa(2), revision: 78, mapping: None });
@@ -423,6 +513,30 @@ mod tests {
         let mut buf = FrameBuffer::new(1024);
         buf.spare(out.len()).extend_from_slice(&out);
         assert_eq!(Reply::decode(buf.next_frame().unwrap().unwrap()).unwrap(), refused);
+    }
+
+    /// Protocol 2 (`protocol.rs`): a revision-1 Hello and origin-less updates are the bytes
+    /// earlier clients sent, and the stale replies survive encoding.
+    #[test]
+    fn protocol_1_frames_are_unchanged_and_protocol_2_replies_round_trip() {
+        let mut hello = Vec::new();
+        Request::Hello { role: Role::Agent, aa: Aa(1), token: b"secret".to_vec(), protocol: 1 }.encode(&mut hello);
+        assert_eq!(hello, [0, 0, 0, 13, kind::HELLO, 1, 0, 0, 0, 1, 6, b's', b'e', b'c', b'r', b'e', b't']);
+        let mut remove = Vec::new();
+        Request::Remove { id: 4, aa: Aa(2), origin: None }.encode(&mut remove);
+        assert_eq!(remove.len(), 4 + 13);
+        let err = Request::decode(&[kind::HELLO, 1, 0, 0, 0, 1, 0, 1]).unwrap_err();
+        assert!(err.to_string().contains("Hello.protocol: 1 must be 2 or more"), "{err}");
+        for reply in [
+            Reply::Stale { id: 5, age_ms: 3_200, answer: Resolution::Found { la: La(9), revision: 77 } },
+            Reply::Stale { id: 6, age_ms: 1, answer: Resolution::NotFound },
+            Reply::Stale { id: 7, age_ms: u64::MAX, answer: Resolution::Denied },
+            Reply::StoreUnreachable { id: 8, age_ms: 2_500 },
+        ] {
+            let mut out = Vec::new();
+            reply.encode(&mut out);
+            assert_eq!(Reply::decode(&out[4..]).unwrap(), reply);
+        }
     }
 
     #[test]

@@ -10,7 +10,9 @@
 pub mod error;
 pub mod frame;
 pub mod message;
+pub mod protocol;
 
 pub use error::WireError;
 pub use frame::{FrameBuffer, DEFAULT_MAX_FRAME_BYTES};
 pub use message::{Reply, Request, Role};
+pub use protocol::PROTOCOL;

@@ -78,7 +78,7 @@ async fn writes_are_authorised_by_role_and_service_scope() {
     }
     // Nor may it report a misdelivery, whose answer carries the target's LA (ToRs only).
     let mut bytes = Vec::new();
-    Request::Hello { role: Role::Agent, aa: aa(1), token: WEB_AGENT.as_bytes().to_vec() }.encode(&mut bytes);
+    Request::Hello { role: Role::Agent, aa: aa(1), token: WEB_AGENT.as_bytes().to_vec(), protocol: 1 }.encode(&mut bytes);
     Request::Report { id: 1, sender: aa(1), target: aa(5), stale_la: La(1) }.encode(&mut bytes);
     match exchange(servers[0], &bytes).await.as_slice() {
         [Reply::Welcome, Reply::Rejected { message }] => assert!(message.contains("Report is not allowed in a session opened as Agent"), "{message}"),
@@ -150,16 +150,17 @@ async fn a_write_decided_on_a_stale_entry_is_not_committed() {
     let stale = Arc::new(Table::new());
     let (updates, inbox) = mpsc::unbounded_channel();
     let (peers, _) = broadcast::channel(16);
-    let settings = BatchSettings { window: Duration::from_millis(5), max_txn_ops: 128, commit_timeout: Duration::from_secs(1) };
+    let settings =
+        BatchSettings { window: Duration::from_millis(5), max_txn_ops: 128, commit_timeout: Duration::from_secs(1), tombstone_ttl: Duration::from_secs(60) };
     tokio::spawn(run_batcher(inbox, store.clone(), stale.clone(), peers, settings));
     let (outbox, mut replies) = mpsc::unbounded_channel();
-    updates.send(PendingUpdate { aa: aa(7), mapping: mapping(666, "web"), id: 1, outbox: outbox.clone(), writer: web }).unwrap();
+    updates.send(PendingUpdate { aa: aa(7), mapping: mapping(666, "web"), id: 1, outbox: outbox.clone(), writer: web, origin: None }).unwrap();
     match replies.recv().await {
         Some(Reply::Refused { id: 1, reason }) => assert!(reason.contains("10.0.0.7 belongs to service db"), "{reason}"),
         other => panic!("a stale decision must be made again and refused, got {other:?}"),
     }
     assert_eq!(store.read(aa(7)).await.unwrap().map(|(m, _)| m), mapping(72, "db"));
-    updates.send(PendingUpdate { aa: aa(7), mapping: mapping(73, "db"), id: 2, outbox, writer: db }).unwrap();
+    updates.send(PendingUpdate { aa: aa(7), mapping: mapping(73, "db"), id: 2, outbox, writer: db, origin: None }).unwrap();
     assert!(matches!(replies.recv().await, Some(Reply::Acked { id: 2, .. })));
     assert_eq!(store.read(aa(7)).await.unwrap().map(|(m, _)| m), mapping(73, "db"));
 }

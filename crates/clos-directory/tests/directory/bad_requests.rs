@@ -10,7 +10,7 @@ use crate::harness::{aa, agent, exchange, provisioner, serial, start};
 
 fn hello(token: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    Request::Hello { role: Role::Agent, aa: aa(1), token: token.to_vec() }.encode(&mut out);
+    Request::Hello { role: Role::Agent, aa: aa(1), token: token.to_vec(), protocol: 1 }.encode(&mut out);
     out
 }
 

@@ -55,7 +55,7 @@ async fn a_peer_session_needs_a_peer_credential() {
     let Some(sys) = system("peer-credential").await else { return };
     // The tenant holds an agent's credential (formerly: the one cluster token).
     let mut bytes = Vec::new();
-    Request::Hello { role: Role::Peer, aa: aa(0), token: sys.ds.tokens.agent.as_bytes().to_vec() }.encode(&mut bytes);
+    Request::Hello { role: Role::Peer, aa: aa(0), token: sys.ds.tokens.agent.as_bytes().to_vec(), protocol: 1 }.encode(&mut bytes);
     Request::PeerPush { aa: aa(2), revision: i64::MAX, mapping: web(666) }.encode(&mut bytes);
     let replies = exchange(sys.ds.addrs()[0], &bytes).await;
     match replies.as_slice() {
@@ -81,7 +81,7 @@ async fn a_forged_peer_push_is_refused_and_the_store_is_believed() {
     // i64::MAX, one just above the last revision the store acknowledged, and a correction.
     let acked = provisioner(&sys.ds).update(aa(4), web(11)).await.expect("update");
     let mut bytes = Vec::new();
-    Request::Hello { role: Role::Peer, aa: aa(0), token: sys.ds.tokens.peers[1].as_bytes().to_vec() }.encode(&mut bytes);
+    Request::Hello { role: Role::Peer, aa: aa(0), token: sys.ds.tokens.peers[1].as_bytes().to_vec(), protocol: 1 }.encode(&mut bytes);
     Request::PeerPush { aa: aa(2), revision: i64::MAX, mapping: web(666) }.encode(&mut bytes);
     Request::PeerPush { aa: aa(3), revision: i64::MAX, mapping: None }.encode(&mut bytes);
     Request::PeerPush { aa: aa(4), revision: acked + 1, mapping: web(667) }.encode(&mut bytes);

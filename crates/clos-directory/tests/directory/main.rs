@@ -9,10 +9,14 @@
 
 mod authorised_writes;
 mod bad_requests;
+mod flood;
 mod forged_push;
 mod harness;
 mod idle_sessions;
 mod leader_failover;
 mod lookup_storm;
 mod partition;
+mod retried_update;
 mod service;
+mod store_loss;
+mod tls_sessions;
