@@ -58,9 +58,35 @@ impl Mapping {
     }
 }
 
+/// The value that stores an entry; `None` when the key is simply deleted (a removal with no
+/// marks to keep).
+pub fn encode_entry(mapping: Option<&Mapping>, marks: &Marks) -> Option<String> {
+    match (mapping, marks.is_empty()) {
+        (Some(m), true) => Some(m.to_store_value()),
+        (Some(m), false) => Some(format!("{} {marks}", m.to_store_value())),
+        (None, true) => None,
+        (None, false) => Some(format!("removed {marks}")),
+    }
+}
+
+/// Reads a stored value: the mapping (`None` for a tombstone) and the marks. Values of earlier
+/// versions, `"<la> <service>"`, have no marks.
+pub fn decode_entry(value: &[u8]) -> Result<(Option<Mapping>, Marks), String> {
+    let text = std::str::from_utf8(value).map_err(|_| "value is not UTF-8".to_string())?;
+    if let Some(marks) = text.strip_prefix("removed ") {
+        return Ok((None, Marks::parse(marks)?));
+    }
+    let (mapping, marks) = match text.match_indices(' ').nth(1) {
+        Some((at, _)) => (&text[..at], Marks::parse(&text[at + 1..])?),
+        None => (text, Marks::default()),
+    };
+    Ok((Some(Mapping::from_store_value(mapping.as_bytes())?), marks))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::origin::Origin;
 
     #[test]
     fn store_values_round_trip_and_bad_ones_are_named() {
@@ -69,5 +95,22 @@ mod tests {
         assert!(Mapping::from_store_value(b"10.0.0.1").unwrap_err().contains("<la> <service>"));
         assert!(validate_service("a b").unwrap_err().contains("space"));
         assert!(validate_service(&"x".repeat(65)).unwrap_err().contains("limit is 64"));
+    }
+
+    #[test]
+    fn stored_values_round_trip_and_old_values_have_no_marks() {
+        let m = Mapping { la: La(0x1400_0001), service: "web".into() };
+        assert_eq!(decode_entry(b"20.0.0.1 web").unwrap(), (Some(m.clone()), Marks::default()));
+        let mut marks = Marks::default();
+        marks.record(Origin { writer: 0x9f86_d081_884c_7d65, seq: 12 });
+        marks.record(Origin { writer: 1, seq: 2 });
+        let value = encode_entry(Some(&m), &marks).unwrap();
+        assert_eq!(value, "20.0.0.1 web 0000000000000001:2,9f86d081884c7d65:12");
+        assert_eq!(decode_entry(value.as_bytes()).unwrap(), (Some(m.clone()), marks.clone()));
+        let removed = encode_entry(None, &marks).unwrap();
+        assert_eq!(decode_entry(removed.as_bytes()).unwrap(), (None, marks));
+        assert_eq!(encode_entry(None, &Marks::default()), None, "a removal without marks deletes the key");
+        assert_eq!(encode_entry(Some(&m), &Marks::default()).unwrap(), "20.0.0.1 web", "values without origins keep the old form");
+        assert!(decode_entry(b"20.0.0.1 web zz:1").unwrap_err().contains("not hexadecimal"));
     }
 }

@@ -18,7 +18,7 @@
 //! A removal leaves its marks behind in a tombstone value, which expires with an etcd lease
 //! after `updates.tombstone_ttl`, so a late retry cannot resurrect an AA removed after it.
 //!
-//! Stored values, readable with etcdctl (one line per form):
+//! Stored values (`mapping::encode_entry`), readable with etcdctl (one line per form):
 //!
 //! ```text
 //! 20.0.0.1 web                        mapped; no origin recorded (written by a client of protocol 1)
@@ -27,8 +27,6 @@
 //! ```
 
 use std::fmt;
-
-use crate::mapping::Mapping;
 
 /// Writers whose marks an entry keeps, most recent first. A retry is caught unless more than
 /// this many other writers updated the AA between its commit and its late copy.
@@ -82,7 +80,7 @@ impl Marks {
         self.0.truncate(MAX_MARKS);
     }
 
-    fn parse(text: &str) -> Result<Marks, String> {
+    pub fn parse(text: &str) -> Result<Marks, String> {
         let mut marks = Vec::new();
         for mark in text.split(',') {
             let (writer, seq) = mark.split_once(':').ok_or_else(|| format!("mark '{mark}' is not '<writer>:<seq>'"))?;
@@ -104,35 +102,9 @@ impl fmt::Display for Marks {
     }
 }
 
-/// The value that stores an entry; `None` when the key is simply deleted (a removal with no
-/// marks to keep).
-pub fn encode_entry(mapping: Option<&Mapping>, marks: &Marks) -> Option<String> {
-    match (mapping, marks.is_empty()) {
-        (Some(m), true) => Some(m.to_store_value()),
-        (Some(m), false) => Some(format!("{} {marks}", m.to_store_value())),
-        (None, true) => None,
-        (None, false) => Some(format!("removed {marks}")),
-    }
-}
-
-/// Reads a stored value: the mapping (`None` for a tombstone) and the marks. Values of earlier
-/// versions, `"<la> <service>"`, have no marks.
-pub fn decode_entry(value: &[u8]) -> Result<(Option<Mapping>, Marks), String> {
-    let text = std::str::from_utf8(value).map_err(|_| "value is not UTF-8".to_string())?;
-    if let Some(marks) = text.strip_prefix("removed ") {
-        return Ok((None, Marks::parse(marks)?));
-    }
-    let (mapping, marks) = match text.match_indices(' ').nth(1) {
-        Some((at, _)) => (&text[..at], Marks::parse(&text[at + 1..])?),
-        None => (text, Marks::default()),
-    };
-    Ok((Some(Mapping::from_store_value(mapping.as_bytes())?), marks))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::La;
 
     fn o(writer: u64, seq: u64) -> Origin {
         Origin { writer, seq }
@@ -152,23 +124,6 @@ mod tests {
             marks.record(o(w, 1));
         }
         assert!(!marks.covers(o(7, 3)), "the least recent writer beyond MAX_MARKS is forgotten");
-    }
-
-    #[test]
-    fn stored_values_round_trip_and_old_values_have_no_marks() {
-        let m = Mapping { la: La(0x1400_0001), service: "web".into() };
-        assert_eq!(decode_entry(b"20.0.0.1 web").unwrap(), (Some(m.clone()), Marks::default()));
-        let mut marks = Marks::default();
-        marks.record(o(0x9f86_d081_884c_7d65, 12));
-        marks.record(o(1, 2));
-        let value = encode_entry(Some(&m), &marks).unwrap();
-        assert_eq!(value, "20.0.0.1 web 0000000000000001:2,9f86d081884c7d65:12");
-        assert_eq!(decode_entry(value.as_bytes()).unwrap(), (Some(m.clone()), marks.clone()));
-        let removed = encode_entry(None, &marks).unwrap();
-        assert_eq!(decode_entry(removed.as_bytes()).unwrap(), (None, marks));
-        assert_eq!(encode_entry(None, &Marks::default()), None, "a removal without marks deletes the key");
-        assert_eq!(encode_entry(Some(&m), &Marks::default()).unwrap(), "20.0.0.1 web", "values without origins keep the old form");
-        assert!(decode_entry(b"20.0.0.1 web zz:1").unwrap_err().contains("not hexadecimal"));
     }
 
     #[test]

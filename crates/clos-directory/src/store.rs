@@ -18,8 +18,8 @@ use etcd_client::{Client, Compare, CompareOp, ConnectOptions, EventType, GetOpti
 use rustc_hash::FxHashMap;
 
 use crate::address::Aa;
-use crate::mapping::{Mapping, Versioned};
-use crate::origin::{decode_entry, encode_entry, Marks};
+use crate::mapping::{decode_entry, encode_entry, Mapping, Versioned};
+use crate::origin::Marks;
 
 /// Rows per page of a snapshot read; keeps each response well under gRPC's 4 MB message limit.
 const SNAPSHOT_PAGE: i64 = 5_000;
