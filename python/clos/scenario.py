@@ -17,12 +17,20 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from clos import _core
 from clos._core import ScenarioError
 
 BUNDLED = Path(__file__).parent / "data" / "scenarios"
 
 # tomllib (3.11) puts the position only in the message text.
 _POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 7) of scenario files, derived in the core from the types it reads a
+    scenario into: what `clos schema` writes for TOML editors to complete and check scenarios.
+    It checks keys, types, names and units; ranges and cross-field rules stay with `validate`."""
+    return json.loads(_core.schema())
 
 
 def bundled_names() -> list[str]:

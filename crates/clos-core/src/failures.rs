@@ -19,44 +19,60 @@ use crate::error::{bad, Result};
 use crate::rng::{below, Streams};
 use crate::topology::{Topology, TIERS};
 use crate::units::{Duration, Rate, Time, PS_PER_MS, PS_PER_US};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What a `[[failures]]` entry does to its links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
+    /// The links fail (both directions).
     #[default]
     Down,
+    /// The links come back.
     Up,
+    /// The links run at `rate`.
     Degrade,
+    /// Each packet crossing the links is lost with probability `loss`.
     Loss,
 }
 
 /// `random = { count = 10, tier = "tor_up" }`: distinct links of one tier, drawn with `seed`
 /// (default: derived from the scenario seed).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RandomLinks {
+    /// How many distinct links.
     pub count: u32,
+    /// Which tier, named by a link's upward direction: `host_up`, `tor_up` or `agg_up`.
+    #[schemars(schema_with = "random_tiers_schema")]
     pub tier: String,
+    /// The draw's own seed (default: derived from the scenario's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
 }
 
 /// One `[[failures]]` entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailureSpec {
+    /// When the change happens.
     #[serde(default)]
     pub at: Duration,
+    /// `down`, `up`, `degrade` (to `rate`) or `loss` (with probability `loss`).
     #[serde(default)]
     pub action: Action,
+    /// The links between two nodes, by name (`["agg0", "int1"]`); give one of `link`, `switch`
+    /// and `random`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<[String; 2]>,
     /// Which of several parallel links (0-based); all of them if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// Every link of a switch, by name (`"int0"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switch: Option<String>,
+    /// Links of one tier drawn at random: `{ count = 10, tier = "tor_up" }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random: Option<RandomLinks>,
     /// `degrade`: the new rate.
@@ -70,25 +86,35 @@ pub struct FailureSpec {
     pub until: Option<Duration>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// How routing learns of a change (`convergence.mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConvergenceMode {
+    /// The ends of a changed link notice after `detection`, the news floods a hop per
+    /// `propagation`, and each switch installs new tables `install` after it hears.
     #[default]
     LinkState,
+    /// Every switch installs the new tables the instant a link changes.
     Ideal,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// `[convergence]`: the control plane's reaction to failures (link-state timers).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConvergenceSpec {
+    /// `link_state` (default) or `ideal`.
     #[serde(default)]
     pub mode: ConvergenceMode,
+    /// Link state: how long the ends of a changed link take to notice (default 10ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detection: Option<Duration>,
+    /// Link state: flooding time per hop (default 100us).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propagation: Option<Duration>,
+    /// Link state: from hearing of a change to new tables (default 10ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<Duration>,
+    /// Link state: a restored link is advertised only this much later (default 0s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_down: Option<Duration>,
 }
@@ -160,6 +186,10 @@ fn named_links(t: &Topology, f: &FailureSpec, field: &str, ends: &[String; 2]) -
 
 /// The tiers a random failure can pick from: the upward direction of a link names it.
 const RANDOM_TIERS: [&str; 3] = ["host_up", "tor_up", "agg_up"];
+
+fn random_tiers_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "string", "enum": RANDOM_TIERS})
+}
 
 fn random_links(t: &Topology, r: &RandomLinks, field: &str, seed: u64) -> Result<Vec<u32>> {
     let Some(tier) = RANDOM_TIERS.iter().position(|&x| x == r.tier) else {

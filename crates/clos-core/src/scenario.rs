@@ -12,15 +12,25 @@ use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
 use crate::transport::{DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+pub mod memory;
+pub mod schema;
+
+/// A scenario file: the fabric, its switches, hosts, routing and transport, the traffic, and
+/// what to record (README, "Scenario reference").
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// Names the output folder, `results/<name>` (as a safe folder name).
     #[serde(default = "default_name")]
     pub name: String,
+    /// The one seed every random stream comes from.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// When the run ends: `"all_flows_done"`, or a time.
     #[serde(default)]
     pub stop: Stop,
     /// A run never simulates past this, whatever `stop` says. Left out, it is the `stop` time
@@ -28,16 +38,23 @@ pub struct Scenario {
     /// `all_flows_done` (a guard against flows that never finish); see [`Scenario::time_limit`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_time: Option<Duration>,
+    /// The fabric: its kind, size, link rates and delays.
     pub topology: TopologySpec,
+    /// The switches' output ports: buffers, ECN marking, traffic classes.
     #[serde(default)]
     pub switch: SwitchSpec,
+    /// The hosts' egress between TCP and the NIC.
     #[serde(default)]
     pub host: HostSpec,
+    /// The load-balancing scheme and its parameters (`clos schemes` lists them).
     #[serde(default)]
     pub routing: RoutingSpec,
+    /// TCP and its variants, shared by every flow.
     #[serde(default)]
     pub transport: TransportSpec,
+    /// The traffic (docs/workloads.md).
     pub workload: WorkloadSpec,
+    /// What the run records beyond its summary (docs/measurements.md).
     #[serde(default)]
     pub output: OutputSpec,
     /// Links and switches failing, degrading and recovering (see `failures`).
@@ -49,6 +66,13 @@ pub struct Scenario {
     /// VL2's directory system: lookups, agent caches, VM migration (`crate::directory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<DirectorySpec>,
+}
+
+/// The names `topology.preset` takes (VL2 only; `TopologySpec::normalize` builds each).
+const VL2_PRESETS: [&str; 1] = ["testbed"];
+
+fn vl2_presets_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "string", "enum": VL2_PRESETS})
 }
 
 fn default_name() -> String {
@@ -107,7 +131,25 @@ impl From<Stop> for String {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What `StopWritten` and `Stop::try_from` accept.
+impl JsonSchema for Stop {
+    fn schema_name() -> Cow<'static, str> {
+        "Stop".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "\"all_flows_done\" (when every flow has delivered its last byte), or a fixed time: \"20ms\", or a number of seconds.",
+            "anyOf": [
+                {"enum": ["all_flows_done"]},
+                crate::units::duration_text_schema(),
+                {"type": "number", "exclusiveMinimum": 0},
+            ],
+        })
+    }
+}
+
+/// The shape of the fabric (`topology.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     Vl2,
@@ -116,34 +158,50 @@ pub enum TopologyKind {
 }
 
 /// Every fabric's parameters in one table; fields that do not apply to `kind` are rejected.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TopologySpec {
+    /// `vl2`, `fat_tree` or `leaf_spine`.
     pub kind: TopologyKind,
+    /// VL2: `"testbed"`, VL2 §5's 4 ToRs x 20 servers at 1 Gb/s under 3 aggregation and 3
+    /// intermediate switches at 10 Gb/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "vl2_presets_schema")]
     pub preset: Option<String>,
+    /// VL2: top-of-rack switches, each with 2 uplinks to aggregation switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tors: Option<u32>,
+    /// VL2: servers under each ToR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers_per_tor: Option<u32>,
+    /// VL2: aggregation switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggs: Option<u32>,
+    /// VL2: intermediate switches, a complete bipartite graph with the aggregation switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intermediates: Option<u32>,
+    /// VL2: the aggregation switches' port count D_A, which sizes the fabric as VL2 §4.1 does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub d_a: Option<u32>,
+    /// VL2: the intermediate switches' port count D_I (with `d_a`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub d_i: Option<u32>,
+    /// Fat tree: the even port count k (k pods, (k/2)^2 cores, k^3/4 hosts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
+    /// Fat tree: cores removed evenly across core groups, to oversubscribe (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remove_cores: Option<u32>,
+    /// Leaf-spine: leaf (top-of-rack) switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaves: Option<u32>,
+    /// Leaf-spine: spine switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spines: Option<u32>,
+    /// Leaf-spine: hosts under each leaf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts_per_leaf: Option<u32>,
+    /// Leaf-spine: parallel links between each leaf and spine (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links_per_pair: Option<u32>,
     /// Leaf-spine: `even` (every leaf-spine pair has `links_per_pair` links) or `imbalanced`
@@ -156,10 +214,13 @@ pub struct TopologySpec {
     /// Per-pair overrides: the number of parallel links between two named nodes and their rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<LinkOverride>>,
+    /// The servers' links (default: 1 Gbps for VL2, 10 Gbps otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_rate: Option<Rate>,
+    /// Switch-to-switch links (default: 10 x `host_rate` for VL2, `host_rate` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric_rate: Option<Rate>,
+    /// Every link's propagation delay (default 1us, at most 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_delay: Option<Duration>,
     /// The mean of a random delay each packet takes beyond `link_delay`, drawn afresh per
@@ -172,7 +233,8 @@ pub struct TopologySpec {
     fabric_given: Option<Rate>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// How a leaf-spine fabric's links are laid (`topology.striping`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Striping {
     Even,
@@ -181,17 +243,20 @@ pub enum Striping {
 
 /// `[[topology.links]]`: make the links between two nodes `count` parallel links (0 removes them)
 /// and/or give them `rate` (heterogeneous fabrics, DRILL §3.4.3).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkOverride {
+    /// The two nodes, by name: `["tor0", "agg1"]`, `["leaf0", "spine1"]`, `["h3", "tor0"]`.
     pub between: [String; 2],
+    /// Parallel links between them (0 removes them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// Their rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     /// Per output port, drop-tail.
@@ -220,7 +285,7 @@ pub struct SwitchSpec {
 }
 
 /// One traffic class at the switches' ports (`switch.classes[i]`; a workload's `class` names it).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     /// Strict-priority level: 0 first (default 0).
@@ -236,7 +301,7 @@ fn one() -> u32 {
 }
 
 /// When a switch decides a packet's ECN mark (`switch.ecn_marking`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMarking {
     /// By the queue it joins (DCTCP's switches; the FIFO fast path).
@@ -267,20 +332,29 @@ impl Default for SwitchSpec {
 pub use crate::directory::spec::DirectorySpec;
 pub use crate::lb::params::RoutingSpec;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSpec {
+    /// The congestion control: `tcp` (NewReno with SACK recovery), `dctcp` or `cubic`.
     pub kind: Kind,
+    /// Maximum segment size, bytes of payload (64 to 9000).
     pub mss: u32,
     /// PLTS Fig. 5(c), variable packet sizes: each flow's MSS uniform in `[mss_min, mss]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss_min: Option<u32>,
+    /// The congestion window a flow starts with, in segments.
     pub initial_window: u32,
+    /// Duplicate ACKs that start a fast retransmission.
     pub dupack_threshold: u32,
+    /// ACK every this many in-order segments (1: every segment).
     pub delayed_ack: u32,
+    /// The longest a delayed ACK waits.
     pub delayed_ack_timeout: Duration,
+    /// The least retransmission timeout.
     pub rto_min: Duration,
+    /// The greatest retransmission timeout (at most 1000s).
     pub rto_max: Duration,
+    /// DCTCP's EWMA gain g, in (0, 1].
     pub dctcp_g: f64,
     /// The receiver's advertised window (Linux: up to `tcp_rmem`'s 6 MB by autotuning).
     pub rwnd: ByteSize,
@@ -331,13 +405,16 @@ pub struct TransportSpec {
     pub timer_tick: Duration,
     /// The named preset the other fields were filled from (`transport/presets.rs`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::transport::presets::schema")]
     pub preset: Option<String>,
     /// Receiver reorder shim below TCP (default: on for Presto, off otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_shim: Option<bool>,
+    /// The reorder shim releases what it holds when no hole has filled for this long.
     pub reorder_timeout: Duration,
     /// The PLTS host agent: raise the duplicate-ACK threshold when reordering is detected.
     pub adaptive_dupack_threshold: bool,
+    /// The highest `adaptive_dupack_threshold` raises it to.
     pub max_dupack_threshold: u32,
 }
 
@@ -384,7 +461,7 @@ pub use crate::workload::hosts::{Concurrency, HostSet, Share};
 pub use crate::workload::pattern::Pattern;
 pub use crate::workload::spec::{WorkloadKind, WorkloadSpec};
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
     /// Width of the time-series bins (goodput per service, link bytes).
@@ -414,7 +491,7 @@ pub struct OutputSpec {
 }
 
 /// Where a packet capture of a traced flow is taken (`output.pcap`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Vantage {
     /// On the sending host: data as TCP sends it, ACKs as they arrive.
@@ -658,7 +735,7 @@ impl Scenario {
         if let Some(d) = self.directory.as_mut() {
             d.normalize(&self.topology.build()?, stop, limit)?;
         }
-        Ok(())
+        memory::guard(self)
     }
 
     /// Simulated time a run may not pass: `max_time`, or when it is left out the fixed `stop`
@@ -816,7 +893,7 @@ impl TopologySpec {
                         self.fabric_rate.get_or_insert(Rate(10_000_000_000));
                         vl2::Vl2::TESTBED
                     }
-                    Some(other) => return Err(bad("topology.preset", format!("unknown preset `{other}`; the VL2 presets are: testbed"))),
+                    Some(other) => return Err(bad("topology.preset", format!("unknown preset `{other}`; the VL2 presets are: {}", VL2_PRESETS.join(", ")))),
                     None if self.d_a.is_some() || self.d_i.is_some() => {
                         vl2::Vl2::from_degrees(need(self.d_a, "d_a")?, need(self.d_i, "d_i")?, need(self.servers_per_tor, "servers_per_tor")?)?
                     }
@@ -869,6 +946,7 @@ impl TopologySpec {
                 format!("a mean of {j} is beyond the {} a link's timing noise may take (software switches show microseconds)", Duration(MAX_DELAY.0 / 1000)),
             ));
         }
+        memory::guard_fabric(self)?;
         self.build().map(|_| ())
     }
 

@@ -4,7 +4,9 @@
 //! usual rates (1 Gb/s = 8,000 ps per byte, 10 Gb/s = 800, 40 Gb/s = 200). Scenario files write
 //! quantities as numbers in base units or as strings with a unit (`"10Gbps"`, `"1us"`, `"64KiB"`).
 
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Simulated time in picoseconds.
@@ -55,6 +57,42 @@ enum Written {
     Text(String),
 }
 
+/// A unit a scenario may write after a number, and its size in base units; `""` is a number
+/// written as a string with no unit (`"0.5"`), which is in base units.
+type Unit = (&'static str, f64);
+
+/// Time units, in picoseconds; a bare number is seconds.
+const TIME_UNITS: &[Unit] = &[
+    ("", PS_PER_S as f64),
+    ("s", PS_PER_S as f64),
+    ("ms", PS_PER_MS as f64),
+    ("us", PS_PER_US as f64),
+    ("µs", PS_PER_US as f64),
+    ("ns", PS_PER_NS as f64),
+    ("ps", 1.0),
+];
+
+/// Size units, in bytes: KB/MB/GB/TB are decimal (as link rates are), KiB/MiB/GiB binary.
+const SIZE_UNITS: &[Unit] = &[
+    ("", 1.0),
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("TB", 1e12),
+    ("KiB", 1024.0),
+    ("MiB", 1024.0 * 1024.0),
+    ("GiB", 1024.0 * 1024.0 * 1024.0),
+];
+
+/// Rate units, in bits per second.
+const RATE_UNITS: &[Unit] = &[("", 1.0), ("bps", 1.0), ("Kbps", 1e3), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12)];
+
+fn scale_of(units: &[Unit], unit: &str) -> Option<f64> {
+    units.iter().find(|u| u.0 == unit).map(|u| u.1)
+}
+
 fn split_unit(s: &str) -> Result<(f64, String), String> {
     let s = s.trim();
     let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == '-' || c == '+')).unwrap_or(s.len());
@@ -68,16 +106,13 @@ fn split_unit(s: &str) -> Result<(f64, String), String> {
 /// 2^64, the first value a u64 cannot hold.
 const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
 
-fn from_written<F>(w: Written, kind: &str, scale_of: F, examples: &str) -> Result<u64, String>
-where
-    F: Fn(&str) -> Option<f64>,
-{
+fn from_written(w: Written, kind: &str, units: &[Unit], examples: &str) -> Result<u64, String> {
     let value = match w {
         Written::Int(v) => return Ok(v),
-        Written::Float(v) => v * scale_of("").unwrap_or(1.0),
+        Written::Float(v) => v * scale_of(units, "").unwrap_or(1.0),
         Written::Text(s) => {
             let (v, unit) = split_unit(&s)?;
-            let scale = scale_of(&unit).ok_or_else(|| format!("unknown {kind} unit `{unit}` in `{s}`; write e.g. {examples}"))?;
+            let scale = scale_of(units, &unit).ok_or_else(|| format!("unknown {kind} unit `{unit}` in `{s}`; write e.g. {examples}"))?;
             v * scale
         }
     };
@@ -89,6 +124,43 @@ where
         return Err(format!("{kind} {value:e} is too large: values are kept in 64 bits of base units (bytes, bits per second, picoseconds: 213 days)"));
     }
     Ok(value.round() as u64)
+}
+
+const TIME_EXAMPLES: &str = "\"10ms\", \"1us\", \"500ns\" or a number of seconds";
+const SIZE_EXAMPLES: &str = "\"1500B\", \"64KB\", \"2MiB\" or a number of bytes";
+const RATE_EXAMPLES: &str = "\"10Gbps\", \"100Mbps\" or a number of bits per second";
+
+/// The strings that `split_unit` and `from_written` accept with `units`, as a JSON Schema
+/// pattern (ECMA-262; Python's `re` reads it alike): a number as `f64::from_str` reads it once
+/// its underscores are dropped (a lowercase `e` exponent; no `inf` or `nan`), never negative
+/// except a negative zero, then one of the units, with spaces around either. What it cannot say
+/// is a value's size: one beyond 64 bits is refused by the parser alone.
+fn written_pattern(units: &[Unit]) -> String {
+    const DIGITS: &str = r"(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]*[0-9][0-9_]*)";
+    const ZEROS: &str = r"(?:0[0_]*(?:\.[0_]*)?|\.[0_]*0[0_]*)";
+    const EXPONENT: &str = r"(?:e_*[+-]?_*[0-9][0-9_]*)?";
+    let names: Vec<&str> = units.iter().map(|u| u.0).filter(|u| !u.is_empty()).collect();
+    format!(r"^\s*_*(?:\+?_*{DIGITS}|-_*{ZEROS}){EXPONENT}\s*(?:{})?\s*$", names.join("|"))
+}
+
+/// A quantity as a scenario writes it (`Written`): a number in base units, or a string with a unit.
+fn quantity_schema(what: &str, units: &[Unit], examples: &str) -> Schema {
+    let names: Vec<&str> = units.iter().map(|u| u.0).filter(|u| !u.is_empty()).collect();
+    json_schema!({
+        "description": format!("{what}: {examples}; units: {}.", names.join(", ")),
+        "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": written_pattern(units)}],
+    })
+}
+
+/// A time written as a string (`"10ms"`, `"0.5"` for seconds), for the fields that take one
+/// beside words of their own (`stop`, `routing.entering`).
+pub fn duration_text_schema() -> Schema {
+    json_schema!({"type": "string", "pattern": written_pattern(TIME_UNITS)})
+}
+
+/// A size written as a string (`"256KB"`), for `host.tsq`.
+pub fn size_text_schema() -> Schema {
+    json_schema!({"type": "string", "pattern": written_pattern(SIZE_UNITS)})
 }
 
 /// A duration in picoseconds. Bare numbers are seconds.
@@ -103,20 +175,16 @@ impl TryFrom<Written> for Duration {
             Written::Int(v) => Written::Float(v as f64),
             other => other,
         };
-        from_written(
-            w,
-            "time",
-            |u| match u {
-                "" | "s" => Some(PS_PER_S as f64),
-                "ms" => Some(PS_PER_MS as f64),
-                "us" | "µs" => Some(PS_PER_US as f64),
-                "ns" => Some(PS_PER_NS as f64),
-                "ps" => Some(1.0),
-                _ => None,
-            },
-            "\"10ms\", \"1us\", \"500ns\" or a number of seconds",
-        )
-        .map(Duration)
+        from_written(w, "time", TIME_UNITS, TIME_EXAMPLES).map(Duration)
+    }
+}
+
+impl JsonSchema for Duration {
+    fn schema_name() -> Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        quantity_schema("A time", TIME_UNITS, TIME_EXAMPLES)
     }
 }
 
@@ -146,24 +214,19 @@ impl From<Duration> for String {
 #[serde(try_from = "Written", into = "u64")]
 pub struct ByteSize(pub u64);
 
-pub(crate) fn byte_unit(u: &str) -> Option<f64> {
-    Some(match u {
-        "" | "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    })
-}
-
 impl TryFrom<Written> for ByteSize {
     type Error = String;
     fn try_from(w: Written) -> Result<Self, String> {
-        from_written(w, "size", byte_unit, "\"1500B\", \"64KB\", \"2MiB\" or a number of bytes").map(ByteSize)
+        from_written(w, "size", SIZE_UNITS, SIZE_EXAMPLES).map(ByteSize)
+    }
+}
+
+impl JsonSchema for ByteSize {
+    fn schema_name() -> Cow<'static, str> {
+        "ByteSize".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        quantity_schema("A size", SIZE_UNITS, SIZE_EXAMPLES)
     }
 }
 
@@ -191,20 +254,16 @@ pub struct Rate(pub u64);
 impl TryFrom<Written> for Rate {
     type Error = String;
     fn try_from(w: Written) -> Result<Self, String> {
-        from_written(
-            w,
-            "rate",
-            |u| match u {
-                "" | "bps" => Some(1.0),
-                "Kbps" | "kbps" => Some(1e3),
-                "Mbps" => Some(1e6),
-                "Gbps" => Some(1e9),
-                "Tbps" => Some(1e12),
-                _ => None,
-            },
-            "\"10Gbps\", \"100Mbps\" or a number of bits per second",
-        )
-        .map(Rate)
+        from_written(w, "rate", RATE_UNITS, RATE_EXAMPLES).map(Rate)
+    }
+}
+
+impl JsonSchema for Rate {
+    fn schema_name() -> Cow<'static, str> {
+        "Rate".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        quantity_schema("A link rate", RATE_UNITS, RATE_EXAMPLES)
     }
 }
 
@@ -241,6 +300,14 @@ mod tests {
         assert_eq!(dur("0.001"), PS_PER_MS);
         assert!(parse_duration("10 parsecs").unwrap_err().contains("unknown time unit"));
         assert_eq!(Duration(40 * PS_PER_US).to_string(), "40us");
+    }
+
+    /// `written_pattern` puts the unit names into a regular expression unescaped.
+    #[test]
+    fn unit_names_are_letters_so_the_schema_pattern_needs_no_escapes() {
+        for units in [TIME_UNITS, SIZE_UNITS, RATE_UNITS] {
+            assert!(units.iter().all(|u| u.0.chars().all(char::is_alphabetic)), "{units:?}");
+        }
     }
 
     #[test]

@@ -44,6 +44,13 @@ fn validate(scenario_json: &str, build: bool) -> PyResult<String> {
     Ok(s.to_json())
 }
 
+/// The JSON Schema (draft 7) of scenario files, as JSON text: what `clos schema` writes for TOML
+/// editors (`clos_core::scenario::schema`).
+#[pyfunction]
+fn schema() -> String {
+    clos_core::scenario::schema::scenario_schema().to_string()
+}
+
 /// A load-balancing scheme as Python sees it: `(name, description, [(parameter, default, doc)])`.
 type SchemeRow = (String, String, Vec<(String, String, String)>);
 
@@ -160,6 +167,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

@@ -4,6 +4,7 @@ parameters, and report on or compare saved runs."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from clos.cli.tables import (
     sweep_table,
 )
 from clos.results.results import Results
-from clos.scenario import Scenario, describe, located
+from clos.scenario import Scenario, describe, json_schema, located
 from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
 
 app = typer.Typer(
@@ -238,6 +239,49 @@ def init(
     except OSError as error:
         fail(f"cannot write {path}: {error.strerror or error}")
     stdout.print(f"wrote {path}; run it with: clos run {path}", soft_wrap=True)
+
+
+@app.command()
+def schema(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write the schema to this file instead of printing it. It must not exist yet, "
+            "unless --force.",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace --out if it exists (say, after upgrading clos)."),
+    ] = False,
+) -> None:
+    """Print the JSON Schema of scenario files, for a TOML editor (Taplo, Even Better TOML) to
+    complete keys and values and flag mistakes as you type: write it to a file and put
+    `#:schema ./clos-schema.json` at the top of a scenario."""
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    if out.exists() and not force:
+        fail(f"{out} exists; clos never replaces a file you have: give another path, or --force")
+    try:
+        with out.open("w" if force else "x", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        fail(f"cannot write {out}: {error.strerror or error}")
+    # Taplo reads a relative path in the directive from the scenario's folder.
+    path = out.as_posix()
+    if out.is_absolute():
+        directive = f"`#:schema {path}`"
+    else:
+        relative = path if path.startswith(".") else f"./{path}"
+        directive = f"`#:schema {relative}` (a path from the scenario's folder)"
+    stdout.print(
+        Text(f"wrote {out}; begin a scenario with {directive} for Taplo and Even Better TOML"),
+        soft_wrap=True,
+    )
 
 
 @app.command()

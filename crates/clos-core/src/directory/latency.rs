@@ -15,8 +15,10 @@
 
 use crate::rng::{unit, Stream};
 use crate::units::{Time, PS_PER_US};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Cumulative probabilities of the measured percentiles.
 const QUANTILES: [f64; 10] = [0.0, 0.01, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99, 0.999, 1.0];
@@ -79,6 +81,19 @@ impl TryFrom<Value> for LatencySpec {
         serde_json::from_value::<crate::units::Duration>(v)
             .map(|d| LatencySpec::Fixed(d.0))
             .map_err(|e| format!("{e}; or write \"measured\" for the directory service's measured distribution"))
+    }
+}
+
+/// What `LatencySpec::try_from` accepts.
+impl JsonSchema for LatencySpec {
+    fn schema_name() -> Cow<'static, str> {
+        "LatencySpec".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "\"measured\" (drawn from the directory service's measured latencies, plus the network round trip), or a fixed time.",
+            "anyOf": [{"enum": ["measured"]}, generator.subschema_for::<crate::units::Duration>()],
+        })
     }
 }
 

@@ -6,13 +6,15 @@ use crate::error::{bad, Result};
 use crate::packet::wire;
 use crate::topology::Topology;
 use crate::units::{tx_time, Duration, Time};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// VL2's directory system inside the simulator (docs/directory.md, "The model in the simulator").
 /// Absent: no directory is modelled and every host reaches every other directly, as before.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DirectorySpec {
     /// Turn the model off without deleting the table (migrations are then ignored too).
@@ -44,7 +46,8 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One VM migration (`[[directory.migrations]]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MigrationSpec {
     /// When the VM resumes at its new server.
@@ -83,6 +86,22 @@ impl TryFrom<Value> for Place {
             _ => None,
         }
         .ok_or_else(|| format!("`{v}`: {PLACE_FORMS}"))
+    }
+}
+
+/// What `Place::try_from` accepts.
+impl JsonSchema for Place {
+    fn schema_name() -> Cow<'static, str> {
+        "Place".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A host (a number, or \"h17\") or a ToR (\"tor2\").",
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": u32::MAX},
+                {"type": "string", "pattern": r"^\s*(?:tor|h)?\+?[0-9]+\s*$"},
+            ],
+        })
     }
 }
 

@@ -1,12 +1,15 @@
 //! `[host]` as a scenario writes it: the discipline in front of each host's NIC and its limits.
 
 use crate::units::{ByteSize, Duration};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// `[host]`: the hosts' egress between TCP and the NIC.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
+    /// What stands between TCP and the NIC: `fq` or `fifo`.
     #[serde(default)]
     pub qdisc: Qdisc,
     /// `fq`: bytes the NIC queue takes before data waits in the qdisc (default: two full frames).
@@ -25,7 +28,7 @@ pub struct HostSpec {
 }
 
 /// The discipline in front of a host's NIC.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Qdisc {
     /// Linux `fq`: per-flow round robin, control packets first, a short NIC queue.
@@ -59,6 +62,24 @@ impl TryFrom<String> for Tsq {
                 Err(e) => Err(format!("{e}; write \"auto\" (Linux's limit), \"off\", or a size such as \"256KB\"")),
             },
         }
+    }
+}
+
+/// What `Tsq::try_from` accepts.
+impl JsonSchema for Tsq {
+    fn schema_name() -> Cow<'static, str> {
+        "Tsq".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "\"auto\" (Linux's limit), \"off\" (none), or a size written as a string, such as \"256KB\".",
+            // The enum for editors to offer; the pattern because the parser trims spaces.
+            "anyOf": [
+                {"enum": ["auto", "off"]},
+                {"type": "string", "pattern": r"^\s*(?:auto|off)\s*$"},
+                crate::units::size_text_schema(),
+            ],
+        })
     }
 }
 

@@ -30,7 +30,9 @@ use crate::routing::{Class, Routes, SplitMode};
 use crate::topology::Topology;
 use crate::units::Time;
 use params::RoutingSpec;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The schemes a scenario can name in `routing.scheme`.
@@ -51,6 +53,18 @@ pub enum Scheme {
     Letflow,
     Conga,
     Wcmp,
+}
+
+/// The names serde reads (`rename_all` above), each with its line of `clos schemes`.
+impl JsonSchema for Scheme {
+    fn schema_name() -> Cow<'static, str> {
+        "Scheme".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<serde_json::Value> =
+            Scheme::ALL.iter().map(|(s, d)| serde_json::json!({"const": serde_json::to_value(s).expect("a unit variant"), "description": d})).collect();
+        json_schema!({"type": "string", "oneOf": names})
+    }
 }
 
 impl Scheme {

@@ -9,10 +9,12 @@ use super::Scheme;
 use crate::error::{bad, Result};
 use crate::fabric::Visibility;
 use crate::units::{parse_duration, ByteSize, Duration, PS_PER_MS, PS_PER_NS, PS_PER_US};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// LocalFlow: how a split rule picks the subflow of a packet (LocalFlow §5).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SplitBy {
     /// Bits of the TCP sequence number: a retransmission takes its original's port (§5, and
@@ -47,6 +49,24 @@ impl TryFrom<String> for EnteringWindow {
     }
 }
 
+/// What `EnteringWindow::try_from` accepts: a string, never a bare number.
+impl JsonSchema for EnteringWindow {
+    fn schema_name() -> Cow<'static, str> {
+        "EnteringWindow".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A time written as a string (\"100ns\"; \"0ns\": every packet visible at once), or \"serialisation\": the packet's own serialisation time at the port's rate.",
+            // The enum for editors to offer; the pattern because the parser trims spaces.
+            "anyOf": [
+                {"enum": ["serialisation", "serialization"]},
+                {"type": "string", "pattern": r"^\s*(?:serialisation|serialization)\s*$"},
+                crate::units::duration_text_schema(),
+            ],
+        })
+    }
+}
+
 impl From<EnteringWindow> for String {
     fn from(w: EnteringWindow) -> String {
         match w.0 {
@@ -57,17 +77,21 @@ impl From<EnteringWindow> for String {
 }
 
 /// A WCMP weight for the links from one node to another (all parallel links alike).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkWeight {
+    /// The switch the links leave, by name (`"tor0"`).
     pub from: String,
+    /// The node they reach (`"spine1"`).
     pub to: String,
+    /// Their weight, at least 1.
     pub weight: u32,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSpec {
+    /// The load-balancing scheme (`clos schemes` lists each with its parameters).
     #[serde(default)]
     pub scheme: Scheme,
     /// DRILL: random samples per decision.

@@ -11,13 +11,15 @@ pub mod tcp;
 
 use crate::error::{bad, Result};
 use crate::units::Time;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The most segments one flow may have: a sender numbers them in 32 bits (`tcp::Sender`), which
 /// at a 1,460-byte MSS is a flow of 6.3 TB.
 pub const MAX_SEGMENTS: u64 = u32::MAX as u64;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// The congestion control (`transport.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// TCP NewReno with SACK-based loss recovery (RFC 5681, RFC 6675).
@@ -91,7 +93,7 @@ pub struct TcpParams {
 }
 
 /// How the retransmission timeout follows the round trip (`transport.rto_estimator`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RtoEstimator {
     /// RFC 6298: max(SRTT + 4 RTTVAR, `rto_min`).
@@ -104,7 +106,7 @@ pub enum RtoEstimator {
 
 /// How proportional rate reduction grows the flight back toward ssthresh once it is below it
 /// (`transport.prr_bound`; `tcp::Sender::prr_ack`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrrBound {
     /// RFC 6937's slow start reduction bound: one segment more than was delivered, per ACK.
@@ -117,7 +119,7 @@ pub enum PrrBound {
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DctcpLoss {
     /// As conventional TCP: ssthresh = half the flight (RFC 8257 §3.5; Linux's

@@ -30,6 +30,7 @@
 //!   on a timeout as well as on ECE, where RFC 8257 §3.5 and Linux halve.
 
 use crate::error::{bad, Result};
+use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
 
 /// (name, what it is, [(field, value)]).
@@ -53,6 +54,12 @@ pub const PRESETS: &[Preset] = &[
                "rwnd": 131072, "adaptive_dupack_threshold": false, "dctcp_loss": "alpha"})
     }),
 ];
+
+/// `transport.preset` in the scenario's JSON Schema: one of the presets' names, each described.
+pub fn schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<Value> = PRESETS.iter().map(|(name, what, _)| json!({"const": name, "description": what})).collect();
+    json_schema!({"type": "string", "oneOf": names})
+}
 
 /// Fill the `[transport]` table of a scenario (as JSON) from its `preset`, if it names one.
 pub fn apply(scenario: &mut Value) -> Result<()> {

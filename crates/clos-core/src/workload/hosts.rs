@@ -2,8 +2,10 @@
 //! parsing, so a wrong value gets a message that shows the accepted forms.
 
 use crate::error::{bad, Result};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// The hosts a workload uses: the first n, or a list of hosts and inclusive ranges
 /// (`[0, "4-7", "h9"]`), in the order given (a `ramp` adds them in that order).
@@ -45,6 +47,26 @@ fn host_item(v: &Value) -> std::result::Result<(u32, u32), String> {
     }
 }
 
+/// What `HostSet::try_from` and `host_item` accept.
+impl JsonSchema for HostSet {
+    fn schema_name() -> Cow<'static, str> {
+        "HostSet".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let host = json_schema!({"type": "integer", "minimum": 0, "maximum": u32::MAX});
+        json_schema!({
+            "description": "A number of hosts (the first n), or a list of hosts and inclusive ranges, e.g. [0, \"4-7\", \"h9\"].",
+            "anyOf": [
+                host,
+                {
+                    "type": "array",
+                    "items": {"anyOf": [host, {"type": "string", "pattern": r"^\s*h*\+?[0-9]+\s*(?:-\s*h*\+?[0-9]+\s*)?$"}]},
+                },
+            ],
+        })
+    }
+}
+
 impl From<HostSet> for Value {
     fn from(h: HostSet) -> Value {
         match h {
@@ -62,6 +84,12 @@ impl HostSet {
             if let Some(&(a, _)) = ranges.iter().find(|&&(_, b)| b >= n_hosts) {
                 let h = a.max(n_hosts);
                 return Err(bad(field, format!("host {h} does not exist; the fabric has hosts 0-{}", n_hosts - 1)));
+            }
+            // So are ranges that overlap, whose expansion could be any multiple of the fabric.
+            let mut sorted = ranges.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[1].0 <= w[0].1) {
+                return Err(bad(field, format!("host {} is listed twice", w[1].0)));
             }
         }
         let hosts: Vec<u32> = match self {
@@ -104,6 +132,19 @@ impl TryFrom<Value> for Concurrency {
             Value::String(s) => Ok(Concurrency::Distribution(s)),
             _ => Err("expected a number of flows, a bundled distribution (\"vl2\") or a CDF file".into()),
         }
+    }
+}
+
+/// What `Concurrency::try_from` accepts.
+impl JsonSchema for Concurrency {
+    fn schema_name() -> Cow<'static, str> {
+        "Concurrency".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Flows each server keeps open: a number, a bundled distribution (\"vl2\") or a CDF file.",
+            "anyOf": [{"type": "integer", "minimum": 1, "maximum": u32::MAX}, {"type": "string"}],
+        })
     }
 }
 
@@ -150,6 +191,23 @@ impl TryFrom<Value> for Share {
             Some(f) if f > 0.0 && f <= 1.0 => Ok(Share::Fraction(f)),
             _ => Err(format!("{n} is not a fraction in (0, 1] (a number with a decimal point is a fraction of the hosts; a whole number counts them)")),
         }
+    }
+}
+
+/// What `Share::try_from` accepts. JSON Schema cannot tell `1.0` from `1`, which the core reads
+/// as every host and one host; both are valid.
+impl JsonSchema for Share {
+    fn schema_name() -> Cow<'static, str> {
+        "Share".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A whole number counts hosts (4); a number with a decimal point is a fraction of them (0.1; 1.0 is all).",
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            ],
+        })
     }
 }
 

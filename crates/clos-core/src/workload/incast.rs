@@ -9,6 +9,7 @@
 //! start spread as real ones do, and a lost request delays its response by the request's
 //! recovery. Requesters and responders are drawn afresh every round.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::hosts::Share;
@@ -18,7 +19,7 @@ use crate::rng::{below, Stream};
 use crate::units::Time;
 
 /// How a workload's flows use connections (`connections`, for incast and flows workloads).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Connections {
     /// A new connection for every flow (each response and request).

@@ -7,10 +7,11 @@
 use crate::error::{bad, Result};
 use crate::rng::{below, shuffle, Stream};
 use crate::topology::Topology;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which destinations an arriving flow may pick, uniformly among the group's other hosts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Any other host (the usual "all-to-all random" of DCTCP, pFabric and CONGA evaluations).

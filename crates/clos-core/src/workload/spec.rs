@@ -6,11 +6,13 @@ use super::hosts::{Concurrency, HostSet, Share};
 use super::pattern::Pattern;
 use crate::error::{bad, Result};
 use crate::units::{ByteSize, Duration, PS_PER_S};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use WorkloadKind::*;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The kind of traffic (`workload.kind`); it says which of the other fields apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
     /// All-to-all: every chosen host sends `bytes` to every other (VL2 §5.1).
@@ -37,9 +39,11 @@ pub enum WorkloadKind {
 
 /// A workload: `kind` says which fields apply; the others are rejected by name. Composite
 /// workloads nest: `services` lists sub-workloads, and any workload may carry a `background`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
+    /// Which traffic: `shuffle`, `permutation`, `flows`, `stride`, `bijection`, `poisson`,
+    /// `closed_loop`, `incast`, `periodic` or `services`.
     pub kind: WorkloadKind,
     /// A label for this workload's flows (services; defaults to the kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +51,7 @@ pub struct WorkloadSpec {
     /// The hosts this workload uses: a number (the first n) or a list of hosts and ranges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostSet>,
+    /// Bytes per flow (shuffle, permutation, stride, bijection, incast, periodic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<ByteSize>,
     /// Permutation: every host sends outside its own pod (rack, for two-tier fabrics).
