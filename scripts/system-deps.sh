@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The system programs the test command needs beyond the toolchains (Rust, Python 3.11, gcc), each
 # installed when missing: rustfmt and clippy (through rustup), etcd (the directory service's replicated store, whose tests start real
-# members), protoc with its well-known .proto files (the etcd client's generated code imports
+# members) and etcdctl (its client, which docs/directory.md reads the store with), protoc with its well-known .proto files (the etcd client's generated code imports
 # google/protobuf/*.proto), valgrind (the instruction-count gate), and as root ethtool (the
 # kernel comparison's short form, tests/test_kernel.py, which needs root anyway). Installs with apt-get as
 # root, with sudo when that is available, and otherwise stops with one line naming the command to
@@ -20,6 +20,7 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 missing=()
 command -v etcd >/dev/null || missing+=(etcd-server)
+command -v etcdctl >/dev/null || missing+=(etcd-client)
 command -v protoc >/dev/null || missing+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/timestamp.proto ] || missing+=(libprotobuf-dev)
 command -v valgrind >/dev/null || missing+=(valgrind)
