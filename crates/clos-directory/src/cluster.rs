@@ -147,6 +147,11 @@ impl EtcdCluster {
         kill(&mut self.nodes[i].child);
     }
 
+    /// The process id of member `i`, while it runs (for fault tests that pause it).
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].child.as_ref().map(|c| c.id())
+    }
+
     /// Waits until a quorum answers linearizable reads.
     pub async fn wait_healthy(&self, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;

@@ -70,9 +70,16 @@ impl Freshness {
         Freshness { origin: Instant::now(), last_contact_us: AtomicU64::new(0), max_staleness, stale_lookups, max_stale_age }
     }
 
-    pub fn mark(&self) {
-        let us = self.origin.elapsed().as_micros().max(1) as u64;
-        self.last_contact_us.fetch_max(us, Ordering::Relaxed);
+    /// Now, as a time `mark_at` takes.
+    pub fn now(&self) -> u64 {
+        self.origin.elapsed().as_micros().max(1) as u64
+    }
+
+    /// The table holds everything the store had committed at `at` (a time from `now`): answers
+    /// are current as of then. Taken at the moment a read of the store was sent, once the table
+    /// has caught up with what that read reported, never at the moment its reply came.
+    pub fn mark_at(&self, at: u64) {
+        self.last_contact_us.fetch_max(at, Ordering::Relaxed);
     }
 
     pub fn contact(&self) -> Contact {
@@ -115,18 +122,18 @@ mod tests {
     fn past_the_bound_answers_are_marked_stale_or_refused_never_fresh() {
         let f = Freshness::new(Duration::from_millis(20), StaleLookups::Serve, Some(Duration::from_millis(300)));
         assert!(matches!(f.serving(2), Serving::Refuse(r) if r.contains("not yet synchronised")));
-        f.mark();
+        f.mark_at(f.now());
         assert_eq!(f.serving(2), Serving::Fresh);
         std::thread::sleep(Duration::from_millis(60));
         assert!(matches!(f.serving(2), Serving::Stale { age } if age >= Duration::from_millis(60)));
         assert!(matches!(f.serving(1), Serving::Refuse(r) if r.contains("protocol (1)")), "a protocol-1 session cannot be told");
         let refusing = Freshness::new(Duration::from_millis(20), StaleLookups::Refuse, None);
-        refusing.mark();
+        refusing.mark_at(refusing.now());
         std::thread::sleep(Duration::from_millis(60));
         assert!(matches!(refusing.serving(2), Serving::Refuse(r) if r.contains("stale_lookups = \"refuse\"")));
         std::thread::sleep(Duration::from_millis(300));
         assert!(matches!(f.serving(2), Serving::Refuse(r) if r.contains("max_stale_age")));
-        f.mark();
+        f.mark_at(f.now());
         assert_eq!(f.serving(2), Serving::Fresh, "fresh again after contact");
     }
 }

@@ -315,6 +315,12 @@ pub struct ChangeStream {
 }
 
 impl ChangeStream {
+    /// Asks etcd to report how far the stream has got: a batch with no changes arrives when
+    /// every change up to the store's current revision has been delivered.
+    pub async fn request_progress(&mut self) -> Result<(), StoreError> {
+        Ok(self.stream.request_progress().await?)
+    }
+
     /// The next group of changes; `Ok(None)` when the stream ended. Unparseable values are
     /// dropped (they could only come from writers other than directory servers), but count in
     /// `through`. etcd sends all the events of one revision in one response, so after a
@@ -328,7 +334,15 @@ impl ChangeStream {
                 return Err(StoreError::WatchCancelled(format!("{} (compacted at revision {})", response.cancel_reason(), response.compact_revision())));
             }
             if response.events().is_empty() {
-                continue;
+                // A progress report (`request_progress`): every change up to its revision has
+                // been delivered. Not the reply that creates the watch, which comes before the
+                // changes it replays from the start revision.
+                match response.header().map(|h| h.revision()) {
+                    Some(revision) if !response.created() && revision > 0 => {
+                        return Ok(Some(StreamBatch { changes: Vec::new(), through: revision, store_revision: revision }));
+                    }
+                    _ => continue,
+                }
             }
             let mut changes = Vec::with_capacity(response.events().len());
             let mut through = 0;

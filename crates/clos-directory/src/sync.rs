@@ -39,12 +39,22 @@ pub async fn keep_in_sync(store: Store, table: Arc<Table>, freshness: Arc<Freshn
     }
 }
 
+/// The freshness mark says the table holds everything the store had committed at a given time
+/// (`freshness.rs`). A read of the store sent at `t` that reports revision `r` proves that only
+/// once the table has applied the stream through `r`: a probe held in a cut-off link returns
+/// when the link heals, before the changes committed meanwhile arrive down the stream, and
+/// marking on its reply would pass the table off as current while it misses them. So the mark
+/// is dated from when the probe was sent, and waits (asking etcd for the stream's progress)
+/// until the table has caught up with the probe's revision.
 async fn follow(store: &Store, table: &Table, freshness: &Freshness, settings: &SyncSettings) -> Result<(), crate::store::StoreError> {
+    let read_at = freshness.now();
     let (snapshot, revision, skipped) = store.snapshot().await?;
     let rows = snapshot.len();
     table.merge_snapshot(snapshot, revision);
     let mut changes = store.watch(revision).await?;
-    freshness.mark();
+    freshness.mark_at(read_at);
+    // A probe's (revision, time sent) that the table has not caught up with yet.
+    let mut pending: Option<(i64, u64)> = None;
     info!(rows, skipped, revision, "synchronised with the store");
 
     let mut probe = interval(settings.probe_interval);
@@ -59,6 +69,12 @@ async fn follow(store: &Store, table: &Table, freshness: &Freshness, settings: &
                     Some(batch) => {
                         table.learn(batch.store_revision);
                         table.apply_stream(batch.changes, batch.through);
+                        if let Some((revision, sent)) = pending {
+                            if table.streamed() >= revision {
+                                freshness.mark_at(sent);
+                                pending = None;
+                            }
+                        }
                     }
                     None => return Err(crate::store::StoreError::WatchCancelled("stream ended".into())),
                 }
@@ -66,8 +82,15 @@ async fn follow(store: &Store, table: &Table, freshness: &Freshness, settings: &
             _ = probe.tick() => {
                 // A linearizable read: its revision is the store's, a bound on what peers'
                 // pushes may claim (`table.rs`).
-                table.learn(store.probe().await?);
-                freshness.mark();
+                let sent = freshness.now();
+                let revision = store.probe().await?;
+                table.learn(revision);
+                if table.streamed() >= revision {
+                    freshness.mark_at(sent);
+                } else {
+                    pending = Some((revision, sent));
+                    changes.request_progress().await?;
+                }
             }
             _ = resync.tick() => {
                 let (snapshot, revision, _) = store.snapshot().await?;

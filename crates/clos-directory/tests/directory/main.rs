@@ -9,9 +9,11 @@
 
 mod authorised_writes;
 mod bad_requests;
+mod campaign;
 mod flood;
 mod forged_push;
 mod harness;
+mod history;
 mod idle_sessions;
 mod leader_failover;
 mod lookup_storm;

@@ -4,7 +4,7 @@
 //! catches up.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,9 +18,11 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::harness::{aa, binary, etcd, folder, provisioner, serial};
 
 /// A TCP relay that can be frozen: while frozen it moves no bytes either way, like a network
-/// partition that drops packets silently (connections stay open, nothing arrives).
+/// partition that drops packets silently (connections stay open, nothing arrives). With
+/// `delay_ms` above zero it holds each chunk that long before passing it on, like a slow link.
 pub struct Partition {
     pub frozen: Arc<AtomicBool>,
+    pub delay_ms: Arc<AtomicU64>,
     pub addr: SocketAddr,
 }
 
@@ -29,21 +31,22 @@ impl Partition {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let frozen = Arc::new(AtomicBool::new(false));
-        let f = frozen.clone();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let (f, d) = (frozen.clone(), delay_ms.clone());
         tokio::spawn(async move {
             while let Ok((down, _)) = listener.accept().await {
                 let Ok(up) = TcpStream::connect(upstream).await else { continue };
                 let (dr, dw) = down.into_split();
                 let (ur, uw) = up.into_split();
-                tokio::spawn(relay(dr, uw, f.clone()));
-                tokio::spawn(relay(ur, dw, f.clone()));
+                tokio::spawn(relay(dr, uw, f.clone(), d.clone()));
+                tokio::spawn(relay(ur, dw, f.clone(), d.clone()));
             }
         });
-        Partition { frozen, addr }
+        Partition { frozen, delay_ms, addr }
     }
 }
 
-async fn relay(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+async fn relay(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, frozen: Arc<AtomicBool>, delay_ms: Arc<AtomicU64>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         while frozen.load(Ordering::Relaxed) {
@@ -53,6 +56,10 @@ async fn relay(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        let delay = delay_ms.load(Ordering::Relaxed);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
         while frozen.load(Ordering::Relaxed) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
