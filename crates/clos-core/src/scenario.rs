@@ -1015,9 +1015,7 @@ impl TopologySpec {
                 ),
             ));
         }
-        if topo.n_hosts > 1 << 20 {
-            return Err(bad("topology", format!("{} hosts is more than the supported 1,048,576", topo.n_hosts)));
-        }
+        memory::check_hosts(topo.n_hosts as u64)?;
         Ok(topo)
     }
 }

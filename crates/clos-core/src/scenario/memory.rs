@@ -528,13 +528,20 @@ fn address_space_limit() -> Option<u64> {
     None
 }
 
+/// Refuse a fabric of more than [`MAX_HOSTS`] hosts (counted before it is built, and again
+/// once built, for a kind whose size the count could not tell).
+pub fn check_hosts(hosts: u64) -> Result<()> {
+    if hosts > MAX_HOSTS {
+        return Err(bad("topology", format!("{hosts} hosts is more than the supported 1,048,576")));
+    }
+    Ok(())
+}
+
 /// Refuse, before it is built, a fabric beyond the hosts or ports a run can hold, or one whose
 /// share alone does not fit in the budget.
 pub fn guard_fabric(t: &TopologySpec) -> Result<()> {
     let Some(f) = FabricSize::of(t) else { return Ok(()) };
-    if f.hosts > MAX_HOSTS {
-        return Err(bad("topology", format!("{} hosts is more than the supported 1,048,576", f.hosts)));
-    }
+    check_hosts(f.hosts)?;
     Footprint::of_fabric(&f).check(&Budget::of_this_machine()?)?;
     if f.ports > u64::from(u32::MAX) {
         return Err(bad("topology", format!("{} ports is more than a run can number ({})", count(f.ports), count(u32::MAX.into()))));
