@@ -135,3 +135,32 @@ def test_errors_name_the_file_and_line_unless_an_override_wrote_the_field(tmp_pa
     result = CliRunner().invoke(app, ["validate", str(path), "--set", "routing.scheme=ecmpq"])
     assert result.exit_code == 2
     assert f"{path}:" not in result.output and "routing.scheme" in result.output
+
+
+SKEWED = {
+    "name": "skewed",
+    "seed": 1,
+    "stop": "2ms",
+    "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 2, "hosts_per_leaf": 4},
+    "workload": {"kind": "poisson", "cdf": "fb_webserver", "load": 0.3, "stop": "1ms"},
+}
+
+
+def test_destinations_skew_the_matrix_by_source():
+    """`hosts = 4` and `destinations = 16`: the first rack's hosts send, to any host but
+    themselves; without `destinations` they send only among themselves."""
+    skewed = {**SKEWED, "workload": {**SKEWED["workload"], "hosts": 4, "destinations": 16}}
+    flows = clos.run(skewed).flows
+    assert flows.height > 20
+    assert set(flows["src"]) <= {0, 1, 2, 3}
+    assert (flows["src"] != flows["dst"]).all()
+    # 16 destinations, 15 valid for each sender: most flows leave the rack.
+    assert (flows["dst"] >= 4).mean() > 0.6
+    alone = {**SKEWED, "workload": {**SKEWED["workload"], "hosts": 4}}
+    assert set(clos.run(alone).flows["dst"]) <= {0, 1, 2, 3}
+
+
+def test_destinations_apply_to_arrival_workloads_only():
+    wrong = {**SKEWED, "workload": {"kind": "permutation", "bytes": "1MB", "destinations": 8}}
+    with pytest.raises(clos.ScenarioError, match=r"workload\.destinations: applies to"):
+        clos.validate(wrong, build=True)

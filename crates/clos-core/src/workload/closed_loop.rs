@@ -66,7 +66,7 @@ impl Loop {
             }
             for _ in 0..target[i] {
                 let start = joins[i] + if jitter > 0 { below(&mut rng, jitter + 1) } else { 0 };
-                let dst = group[dest.pick(i, &mut rng)];
+                let dst = dest.pick(i, &mut rng);
                 flows.push(FlowSpec { src, dst, bytes: sizes.sample(&mut rng), start, service });
             }
         }
@@ -89,7 +89,7 @@ impl ClosedLoop {
         if i == u32::MAX || now >= l.stop {
             return None;
         }
-        let dst = l.group[l.dest.pick(i as usize, &mut l.rng)];
+        let dst = l.dest.pick(i as usize, &mut l.rng);
         Some(FlowSpec { src: done.src, dst, bytes: l.sizes.sample(&mut l.rng), start: now, service: l.service })
     }
 

@@ -166,16 +166,22 @@ fn part(
         None => (0..n).collect(),
     };
     let m = group.len();
-    if m < 2 {
+    if m < 2 && w.destinations.is_none() {
         return Err(bad(format!("{path}.hosts"), "needs at least 2 hosts to make any flow"));
     }
+    let targets = match &w.destinations {
+        Some(h) => Some(h.resolve(n, &format!("{path}.destinations"))?),
+        None => None,
+    };
     let start = w.start.map_or(0, |d| d.0);
     let stop = w.stop.map_or(Time::MAX, |d| d.0);
     let ramp = w.ramp.map_or(0, |d| d.0);
     let joins: Vec<Time> = (0..m as u64).map(|k| start + k * ramp).collect();
     let bytes = w.bytes.map_or(0, |b| b.0);
     let jitter = w.start_jitter.map_or(0, |d| d.0);
-    let dest = |rng_field: &str| Destinations::new(w.pattern.unwrap_or_default(), &group, topo, &format!("{path}.{rng_field}"));
+    // An error names what left a host without a destination: the destinations given, or the pattern.
+    let dest_field = if w.destinations.is_some() { "destinations" } else { "pattern" };
+    let dest = || Destinations::new(w.pattern.unwrap_or_default(), &group, targets.as_deref(), topo, &format!("{path}.{dest_field}"));
     let pairs = |targets: Vec<usize>| -> Vec<FlowSpec> {
         targets.iter().enumerate().map(|(s, &d)| FlowSpec { src: group[s], dst: group[d], bytes, start: 0, service }).collect()
     };
@@ -220,9 +226,9 @@ fn part(
         }
         Poisson => {
             let cdf = cdf::size_cdf(w.cdf.as_deref().unwrap_or_default(), &format!("{path}.cdf"))?;
-            poisson::arrivals(&group, &dest("pattern")?, &cdf, w.load.unwrap_or(0.0), topo, (start, stop), rng)
+            poisson::arrivals(&group, &dest()?, &cdf, w.load.unwrap_or(0.0), topo, (start, stop), rng)
         }
-        Periodic => periodic::flows(&group, &dest("pattern")?, bytes, w.interval.map_or(1, |d| d.0), (start, stop), rng),
+        Periodic => periodic::flows(&group, &dest()?, bytes, w.interval.map_or(1, |d| d.0), (start, stop), rng),
         Incast => {
             let (fan_in, fan_field) = match (w.fan_in, w.responders) {
                 (Some(k), _) => (hosts::Share::Hosts(k), "fan_in"),
@@ -240,8 +246,7 @@ fn part(
                 WrittenConcurrency::Fixed(k) => closed_loop::Concurrency::Fixed(k),
                 WrittenConcurrency::Distribution(name) => closed_loop::Concurrency::Drawn(cdf::concurrency_cdf(&name, &format!("{path}.concurrency"))?),
             };
-            let (l, first) =
-                closed_loop::Loop::start(service, group.clone(), dest("pattern")?, sizes, &concurrency, &joins, jitter, stop, n as usize, rng.clone());
+            let (l, first) = closed_loop::Loop::start(service, group.clone(), dest()?, sizes, &concurrency, &joins, jitter, stop, n as usize, rng.clone());
             // The loop keeps drawing from its own copy of the stream as flows finish.
             closed.loops.push(l);
             return Ok(first);

@@ -23,43 +23,69 @@ pub enum Pattern {
     CrossPod,
 }
 
-/// Picks destinations inside a group, honouring a [`Pattern`].
+/// Picks destinations for a group's members, honouring a [`Pattern`]: among the group's own
+/// hosts, or among another set (`workload.destinations`), so that the hosts that send and the
+/// hosts that receive may differ (a source-skewed traffic matrix).
 pub struct Destinations {
     pattern: Pattern,
-    /// Rack or pod of each group member, for the cross patterns.
+    /// The hosts a flow may go to.
+    targets: Vec<u32>,
+    /// Rack or pod of each target, for the cross patterns.
     zone: Vec<u32>,
+    /// Rack or pod of each group member.
+    source_zone: Vec<u32>,
+    /// Each group member's index among the targets, if it is one (it never sends to itself).
+    source_at: Vec<Option<usize>>,
 }
 
 impl Destinations {
-    /// Fails, naming `field`, if some host would have no destination at all.
-    pub fn new(pattern: Pattern, group: &[u32], topo: &Topology, field: &str) -> Result<Destinations> {
-        let zone: Vec<u32> = match pattern {
-            Pattern::AllToAll => vec![0; group.len()],
-            Pattern::CrossRack => group.iter().map(|&h| topo.host_tor[h as usize]).collect(),
-            Pattern::CrossPod => group.iter().map(|&h| topo.nodes[h as usize].pod).collect(),
+    /// Destinations among `targets` (the group itself when `None`). Fails, naming `field`, if
+    /// some member would have no destination at all.
+    pub fn new(pattern: Pattern, group: &[u32], targets: Option<&[u32]>, topo: &Topology, field: &str) -> Result<Destinations> {
+        let zone_of = |h: u32| match pattern {
+            Pattern::AllToAll => 0,
+            Pattern::CrossRack => topo.host_tor[h as usize],
+            Pattern::CrossPod => topo.nodes[h as usize].pod,
         };
-        if pattern != Pattern::AllToAll && zone.iter().all(|&z| z == zone[0]) {
-            let what = if pattern == Pattern::CrossRack { "rack" } else { "pod" };
+        let targets: Vec<u32> = targets.unwrap_or(group).to_vec();
+        let zone: Vec<u32> = targets.iter().map(|&h| zone_of(h)).collect();
+        let source_zone: Vec<u32> = group.iter().map(|&h| zone_of(h)).collect();
+        let source_at: Vec<Option<usize>> = group.iter().map(|h| targets.iter().position(|t| t == h)).collect();
+        for (i, &z) in source_zone.iter().enumerate() {
+            let reachable = (0..targets.len()).any(|d| Some(d) != source_at[i] && (pattern == Pattern::AllToAll || zone[d] != z));
+            if reachable {
+                continue;
+            }
             return Err(bad(
                 field,
-                format!("every host of this workload is in the same {what}, so no flow can leave it; use more hosts or pattern = \"all_to_all\""),
+                match pattern {
+                    Pattern::AllToAll => format!("host {} has no other host to send to; give the workload more hosts", group[i]),
+                    _ => {
+                        let what = if pattern == Pattern::CrossRack { "rack" } else { "pod" };
+                        format!(
+                            "host {} has no destination outside its own {what}, so no flow can leave it; use more hosts or pattern = \"all_to_all\"",
+                            group[i]
+                        )
+                    }
+                },
             ));
         }
-        Ok(Destinations { pattern, zone })
+        Ok(Destinations { pattern, targets, zone, source_zone, source_at })
     }
 
-    /// A uniformly random valid destination position for the member at `src`.
-    pub fn pick(&self, src: usize, rng: &mut Stream) -> usize {
-        let n = self.zone.len() as u64;
+    /// A uniformly random valid destination host for the member at position `src` of the group.
+    pub fn pick(&self, src: usize, rng: &mut Stream) -> u32 {
+        let n = self.targets.len() as u64;
+        let own = self.source_at[src];
         loop {
-            // Uniform over the others: draw among n - 1 and skip the source.
-            let mut d = below(rng, n - 1) as usize;
-            if d >= src {
+            // Uniform over the targets other than the source: draw among them and skip it.
+            let mut d = below(rng, n - own.is_some() as u64) as usize;
+            if own.is_some_and(|o| d >= o) {
                 d += 1;
             }
             // Rejection keeps the choice uniform among valid hosts; `new` checked one exists.
-            if self.pattern == Pattern::AllToAll || self.zone[d] != self.zone[src] {
-                return d;
+            if self.pattern == Pattern::AllToAll || self.zone[d] != self.source_zone[src] {
+                return self.targets[d];
             }
         }
     }
@@ -142,17 +168,42 @@ mod tests {
     fn cross_rack_destinations_never_stay_in_the_rack_and_cover_the_rest() {
         let t = leaf_spine::build(&LeafSpine { leaves: 4, spines: 2, hosts_per_leaf: 4, links_per_pair: 1 }, Rate(1), Rate(1), 0).unwrap();
         let group: Vec<u32> = (0..16).collect();
-        let d = Destinations::new(Pattern::CrossRack, &group, &t, "w").unwrap();
+        let d = Destinations::new(Pattern::CrossRack, &group, None, &t, "w").unwrap();
         let mut rng = Streams::new(1).stream();
         let mut hits = [0u32; 16];
         for _ in 0..12_000 {
-            let x = d.pick(0, &mut rng);
+            let x = d.pick(0, &mut rng) as usize;
             assert_ne!(t.host_tor[x], t.host_tor[0]);
             hits[x] += 1;
         }
         // 12 valid destinations, 1000 expected each: Binomial sd ~ 30, so 850..1150 is 5 sd.
         assert!(hits[4..].iter().all(|&h| (850..1150).contains(&h)), "{hits:?}");
         let one_rack: Vec<u32> = (0..4).collect();
-        assert!(Destinations::new(Pattern::CrossRack, &one_rack, &t, "workload.pattern").is_err());
+        assert!(Destinations::new(Pattern::CrossRack, &one_rack, None, &t, "workload.pattern").is_err());
+    }
+
+    /// Senders under rack 0 and receivers everywhere else (`workload.destinations`): every pick
+    /// is one of the receivers, uniformly (12 of them, 1000 picks each expected: Binomial sd
+    /// about 30, so 850..1150 is 5 sd), and a sender that is also a receiver never picks itself.
+    #[test]
+    fn destinations_may_be_other_hosts_than_the_senders() {
+        let t = leaf_spine::build(&LeafSpine { leaves: 4, spines: 2, hosts_per_leaf: 4, links_per_pair: 1 }, Rate(1), Rate(1), 0).unwrap();
+        let senders: Vec<u32> = (0..4).collect();
+        let receivers: Vec<u32> = (4..16).collect();
+        let d = Destinations::new(Pattern::AllToAll, &senders, Some(&receivers), &t, "w").unwrap();
+        let mut rng = Streams::new(1).stream();
+        let mut hits = [0u32; 16];
+        for _ in 0..12_000 {
+            hits[d.pick(2, &mut rng) as usize] += 1;
+        }
+        assert!(hits[..4].iter().all(|&h| h == 0) && hits[4..].iter().all(|&h| (850..1150).contains(&h)), "{hits:?}");
+        let all: Vec<u32> = (0..16).collect();
+        let d = Destinations::new(Pattern::AllToAll, &senders, Some(&all), &t, "w").unwrap();
+        assert!((0..1000).all(|_| d.pick(1, &mut rng) != 1));
+        // A lone sender whose only destination is itself has none.
+        let Err(e) = Destinations::new(Pattern::AllToAll, &senders[..1], Some(&senders[..1]), &t, "workload.destinations") else {
+            panic!("a lone sender to itself has a destination")
+        };
+        assert!(e.to_string().starts_with("workload.destinations: host 0 has no other host"), "{e}");
     }
 }

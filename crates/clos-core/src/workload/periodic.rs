@@ -14,7 +14,7 @@ pub fn flows(group: &[u32], dest: &Destinations, bytes: u64, interval: Time, (st
     for (i, &src) in group.iter().enumerate() {
         let mut t = start + below(rng, interval);
         while t < stop {
-            let dst = group[dest.pick(i, rng)];
+            let dst = dest.pick(i, rng);
             flows.push(FlowSpec { src, dst, bytes, start: t, service: 0 });
             t += interval;
         }

@@ -28,7 +28,7 @@ pub fn arrivals(group: &[u32], dest: &Destinations, cdf: &Cdf, load: f64, topo: 
             if t >= stop as f64 {
                 break;
             }
-            let dst = group[dest.pick(i, rng)];
+            let dst = dest.pick(i, rng);
             flows.push(FlowSpec { src, dst, bytes: cdf.sample(rng), start: t as Time, service: 0 });
         }
     }

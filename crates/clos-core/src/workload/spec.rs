@@ -85,6 +85,11 @@ pub struct WorkloadSpec {
     /// Poisson, closed loop and periodic: which destinations a flow may pick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<Pattern>,
+    /// Poisson, closed loop and periodic: the hosts a flow may go to, a number (the first n) or
+    /// a list of hosts and ranges (default: the workload's own `hosts`). With senders on some
+    /// racks and destinations everywhere, the traffic matrix is skewed by source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destinations: Option<HostSet>,
     /// Closed loop: flows each server keeps open: a number, a bundled distribution or a file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<Concurrency>,
@@ -155,6 +160,7 @@ impl WorkloadSpec {
             ("load", self.load.is_some(), &[Poisson]),
             ("cdf", self.cdf.is_some(), &[Poisson, ClosedLoop]),
             ("pattern", self.pattern.is_some(), &[Poisson, ClosedLoop, Periodic]),
+            ("destinations", self.destinations.is_some(), &[Poisson, ClosedLoop, Periodic]),
             ("concurrency", self.concurrency.is_some(), &[ClosedLoop]),
             ("requesters", self.requesters.is_some(), &[Incast]),
             ("responders", self.responders.is_some(), &[Incast]),
