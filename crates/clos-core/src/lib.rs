@@ -31,6 +31,7 @@ mod huge_pages;
 pub mod lb;
 pub mod metrics;
 pub mod packet;
+pub mod multicast;
 mod prefetch;
 pub mod rng;
 pub mod routing;

@@ -90,6 +90,17 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -
     report_to_dict(py, report)
 }
 
+/// The multicast control plane's statistical evaluation (`clos_core::multicast`,
+/// docs/multicast.md): a dict of parameters (every default is the paper's setup) in, a dict of
+/// results out. The GIL is released while it runs.
+#[pyfunction]
+fn multicast_eval<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    let json = py.import("json")?;
+    let text: String = json.call_method1("dumps", (params,))?.extract()?;
+    let out = py.detach(|| clos_core::multicast::evaluate_json(&text)).map_err(to_py_err)?;
+    json.call_method1("loads", (out.to_string(),))
+}
+
 /// A column goes to Python as a numpy array (numbers, booleans) or a list (text).
 trait Column {
     fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>>;
@@ -169,5 +180,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(multicast_eval, m)?)?;
     Ok(())
 }

@@ -480,7 +480,7 @@ def compare(
 def reproduce(
     paper: Annotated[
         str,
-        typer.Argument(help="vl2, plts, drill, localflow, or all.", show_default=False),
+        typer.Argument(help="vl2, plts, drill, localflow, multicast, or all.", show_default=False),
     ] = "all",
     scale: Annotated[
         str,

@@ -4,6 +4,10 @@ A paper's claims file names its experiments (a scenario file, the overrides that
 scale, and the runs: one set of overrides each, e.g. one per scheme) and its claims (the
 paper's value, the expression that computes ours from the runs, and the qualitative statement
 that must hold). The format is in docs/reproduction.md.
+
+An experiment of `kind = "multicast-eval"` has no scenario: its `params` table, the scale's and the
+run's KEY=VALUE overrides make the parameters of the multicast control plane's statistical
+evaluation (`clos._core.multicast_eval`, docs/multicast.md), whose result is the run's summary.
 """
 
 from __future__ import annotations
@@ -25,23 +29,56 @@ SCALES = ("small", "paper")
 BUNDLED = Path(__file__).parents[1] / "data" / "experiments"
 
 
+# What an experiment runs: a packet simulation per run, or the multicast statistical evaluation.
+KINDS = ("scenario", "multicast-eval")
+
+
 @dataclass(frozen=True)
 class Experiment:
     paper: str
     name: str
-    scenario: Path
+    # None for kinds other than "scenario".
+    scenario: Path | None
     scales: dict[str, list[str]]
     runs: dict[str, list[str]]
     plot: dict[str, str] | None
+    kind: str = "scenario"
+    # The base parameters of a "multicast-eval" experiment.
+    params: dict[str, Any] = field(default_factory=dict)
 
     def scenario_for(self, scale: str, run: str) -> Scenario:
         """The base scenario, then the scale's overrides, then the run's."""
+        if self.scenario is None:
+            raise ScenarioError(
+                f"{self.paper}.{self.name}: a {self.kind} experiment has no scenario"
+            )
         base = Scenario.load(self.scenario)
         overrides = [*self.scales.get(scale, []), *self.runs[run]]
         scenario = base.with_overrides(overrides)
         table = dict(scenario.table)
         table["name"] = f"{self.paper}-{self.name}-{run}"
         return Scenario(table, scenario.source)
+
+    def params_for(self, scale: str, run: str) -> dict[str, Any]:
+        """A "multicast-eval" run's parameters: `params`, then the scale's overrides, the run's."""
+        params = dict(self.params)
+        for override in [*self.scales.get(scale, []), *self.runs[run]]:
+            key, value = _key_value(override, f"{self.paper}: experiments.{self.name}")
+            params[key] = value
+        return params
+
+
+def _key_value(text: str, where: str) -> tuple[str, Any]:
+    """`groups=30000` -> ("groups", 30000); a value is TOML (`placement="random"`, `true`), or
+    else taken as text (`placement=random`)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise ScenarioError(f"{where}: {text!r}: expected KEY=VALUE, like groups=30000")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return key.strip(), parsed
 
 
 @dataclass(frozen=True)
@@ -126,9 +163,21 @@ def load_paper(path: Path) -> Paper:
     experiments = {}
     for name, table in (spec.get("experiments") or {}).items():
         at = f"{where}: experiments.{name}"
-        scenario = path.parent / _text(table, "scenario", at)
-        if not scenario.is_file():
-            raise ScenarioError(f"{at}.scenario: no file {scenario}")
+        kind = table.get("kind", "scenario")
+        if kind not in KINDS:
+            raise ScenarioError(f"{at}.kind: {kind!r} is not one of {', '.join(KINDS)}")
+        scenario: Path | None = None
+        params: dict[str, Any] = {}
+        if kind == "scenario":
+            scenario = path.parent / _text(table, "scenario", at)
+            if not scenario.is_file():
+                raise ScenarioError(f"{at}.scenario: no file {scenario}")
+        else:
+            params = table.get("params", {})
+            if not isinstance(params, dict):
+                raise ScenarioError(
+                    f"{at}.params: a table of parameters, like {{ groups = 100000 }}"
+                )
         scales = {s: _list_of_str(table.get(s, []), f"{at}.{s}") for s in SCALES}
         runs_table = table.get("runs")
         if not isinstance(runs_table, dict) or not runs_table:
@@ -145,7 +194,11 @@ def load_paper(path: Path) -> Paper:
             raise ScenarioError(f'{at}.plot: expected {{key = "summary.path", label = ...}}')
         if plot is not None and not isinstance(plot.get("x", ""), str):
             raise ScenarioError(f'{at}.plot.x: the x axis\'s label, a string such as "load (%)"')
-        experiments[name] = Experiment(key, name, scenario, scales, runs, plot)
+        experiment = Experiment(key, name, scenario, scales, runs, plot, kind, params)
+        for run in runs if kind != "scenario" else []:
+            for scale in SCALES:
+                experiment.params_for(scale, run)  # KEY=VALUE syntax errors now, not mid-run
+        experiments[name] = experiment
     claims = []
     for i, table in enumerate(spec.get("claims") or []):
         at = f"{where}: claims[{i}]"

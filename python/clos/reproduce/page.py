@@ -196,7 +196,11 @@ def _bars(
     figure.savefig(path, dpi=100)
     plt.close(figure)
     shape = "one line per series of runs" if lines else "one bar per run"
-    return Plot(title, f"{label}, {shape} ({experiment.scenario.name})", file=path)
+    return Plot(
+        title,
+        f"{label}, {shape} ({experiment.scenario.name if experiment.scenario else experiment.kind})",
+        file=path,
+    )
 
 
 def _series(runs: list[str], values: list[float]) -> dict[str, list[tuple[float, float]]]:

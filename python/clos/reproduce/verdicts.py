@@ -18,13 +18,14 @@ Each claim gets a verdict:
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from clos._core import ScenarioError
+from clos._core import ScenarioError, multicast_eval
 from clos.reproduce.claim_expr import Missing, Node, check, evaluate
 from clos.reproduce.experiments import SCALES, Claim, Experiment, Paper
 from clos.results.results import Results
@@ -95,25 +96,52 @@ def run_experiments(
     workers: int | None = None,
     progress: bool = True,
 ) -> dict[tuple[str, str, str], RunRecord]:
-    """Simulate (or find in `<out>/runs`) every run at `scale`; keyed by (paper, experiment, run)."""
+    """Simulate (or find in `<out>/runs`) every run at `scale`; keyed by (paper, experiment, run).
+
+    Runs of "multicast-eval" experiments call the statistical evaluation in this process (it is
+    seconds, not a simulation) and leave their summary in `<out>/runs/<paper>-<exp>-<run>.json`."""
     if scale not in SCALES:
         raise ScenarioError(f"--scale {scale}: choose one of {', '.join(SCALES)}")
+    simulated = [(e, run) for e, run in runs if e.kind == "scenario"]
+    evaluated = [(e, run) for e, run in runs if e.kind != "scenario"]
     batch = [
         (
             {"paper": e.paper, "experiment": e.name, "run": run, "scale": scale},
             e.scenario_for(scale, run),
         )
-        for e, run in runs
+        for e, run in simulated
     ]
-    records = run_many(
-        batch,
-        Path(out) / "runs",
-        scheduler=scheduler,
-        workers=workers,
-        progress=progress,
-        title=f"reproduce ({scale})",
+    records = (
+        run_many(
+            batch,
+            Path(out) / "runs",
+            scheduler=scheduler,
+            workers=workers,
+            progress=progress,
+            title=f"reproduce ({scale})",
+        )
+        if batch
+        else []
     )
-    return {(e.paper, e.name, run): r for (e, run), r in zip(runs, records, strict=True)}
+    found = {(e.paper, e.name, run): r for (e, run), r in zip(simulated, records, strict=True)}
+    for e, run in evaluated:
+        found[(e.paper, e.name, run)] = _evaluate(e, run, scale, Path(out) / "runs", progress)
+    return found
+
+
+def _evaluate(experiment: Experiment, run: str, scale: str, out: Path, progress: bool) -> RunRecord:
+    """One run of a "multicast-eval" experiment."""
+    params = experiment.params_for(scale, run)
+    name = f"{experiment.paper}-{experiment.name}-{run}"
+    if progress:
+        print(f"{name}: multicast evaluation ({scale})", flush=True)
+    summary = multicast_eval(params)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}-{scale}.json").write_text(
+        json.dumps({"params": params, "summary": summary}, indent=1), encoding="utf-8"
+    )
+    parameters = {"paper": experiment.paper, "experiment": experiment.name, "run": run}
+    return RunRecord(parameters | {"scale": scale}, name, name, summary, None, False)
 
 
 def judge(

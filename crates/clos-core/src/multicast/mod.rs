@@ -1,0 +1,31 @@
+//! Scale-out datacenter multicast's control plane: Li & Freedman, "Scaling IP Multicast on
+//! Datacenter Topologies", CoNEXT'13 (seed 004, lines 903-2569; digest §2).
+//!
+//! The pieces, one per file, in the paper's order:
+//! - [`fat_tree`]: the standard and AB (F10) fat trees as index arithmetic (§2.2, Figure 1);
+//! - [`partition`]: address-space partitioning over core and aggregation switches, Algorithm 1
+//!   (§3.1, Eq. 1-2);
+//! - [`assign`]: a new group to the partition with the fewest addresses, then heavy groups (§3.1.2);
+//! - [`tree`]: a group's multicast tree and the per-switch entries it needs;
+//! - [`table`]: per-switch tables of capacity C, overflow counted;
+//! - [`meta_group`]: local aggregation into meta-groups, Algorithm 2 and Eq. 6 (§3.2);
+//! - [`churn`]: join/leave updates per event and layer, with and without batching (§4.3);
+//! - [`tenants`], [`placement`], [`group_sizes`]: the evaluation's population (§4.1);
+//! - [`evaluation`]: the statistical evaluation of §4.2-4.3 (`clos reproduce multicast`).
+//!
+//! Packet-level multicast (replication in the simulator's switches) and failover are not here
+//! yet; [`tree::GroupTree`] and [`partition::Partitioning`] are what a packet engine would consume.
+
+pub mod assign;
+pub mod churn;
+pub mod evaluation;
+pub mod fat_tree;
+pub mod group_sizes;
+pub mod meta_group;
+pub mod partition;
+pub mod placement;
+pub mod table;
+pub mod tenants;
+pub mod tree;
+
+pub use evaluation::{evaluate, evaluate_json, Params};
