@@ -51,6 +51,13 @@ impl Destinations {
         let zone: Vec<u32> = targets.iter().map(|&h| zone_of(h)).collect();
         let source_zone: Vec<u32> = group.iter().map(|&h| zone_of(h)).collect();
         let source_at: Vec<Option<usize>> = group.iter().map(|h| targets.iter().position(|t| t == h)).collect();
+        if pattern != Pattern::AllToAll && zone.iter().chain(&source_zone).all(|&z| z == zone[0]) {
+            let what = if pattern == Pattern::CrossRack { "rack" } else { "pod" };
+            return Err(bad(
+                field,
+                format!("every host of this workload is in the same {what}, so no flow can leave it; use more hosts or pattern = \"all_to_all\""),
+            ));
+        }
         for (i, &z) in source_zone.iter().enumerate() {
             let reachable = (0..targets.len()).any(|d| Some(d) != source_at[i] && (pattern == Pattern::AllToAll || zone[d] != z));
             if reachable {
