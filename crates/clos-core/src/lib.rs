@@ -32,6 +32,8 @@ pub mod lb;
 pub mod metrics;
 pub mod packet;
 pub mod multicast;
+pub mod packet;
+pub mod pisces;
 mod prefetch;
 pub mod rng;
 pub mod routing;

@@ -1,0 +1,286 @@
+//! Weight allocation (Pisces §3.2, "WA"; seed 004 lines 7842-7965, Table 2 eqs. 11-13 at
+//! lines 7792-7805): divide each tenant's global share `z_t` into local shares `r_t,n` on the
+//! nodes hosting its partitions, moving share to where the tenant's demand is, by reciprocal
+//! swaps once per period.
+//!
+//! What the seed says (line numbers in seed 004):
+//! - Each iteration WA reads the per-node tenant demand `x_t,n` (the request rate replica
+//!   selection sends there, lines 7864-7868) and prices it with the latency cost
+//!   `l_t,n = 1 / (r_t,n - x_t,n)` (line 7900), a proxy for the queueing delay at the node.
+//! - It takes the max-latency tenant-node `(t, n) = argmax l` and performs a **reciprocal swap**:
+//!   share moves from a lower-latency tenant u to t on n, and back from t to u on a different node
+//!   m, so that every tenant's total (eq. 12) and every node's total (eq. 13) are unchanged
+//!   (lines 7904-7913).
+//! - The step is "the linear bisection of the latencies",
+//!   `y(t, u, n) = ((r_u,n - x_u,n) - (r_t,n - x_t,n)) / 2` (lines 7916-7923), and the exchange
+//!   uses `min(y(t, u, n), y(t, u, m))` (line 7940), "so that the swap always reduces the
+//!   maximum latency". Only swaps above a threshold epsilon are executed (line 7962).
+//!
+//! How we read it, and what is ours where it is silent:
+//! - **Slack.** We work with the slack `s = r - x` rather than `1 / s`: the highest latency cost
+//!   is the smallest slack, and a tenant-node with `s <= 0` (demand at or above its share, an
+//!   unbounded queue, where `1 / s` is undefined or negative) ranks above every finite cost.
+//! - **The step on m.** On n, `y(t, u, n)` is half the slack gap and is positive since t has the
+//!   least slack. On m the share moves the other way (t to u), so the bisection there is of the
+//!   gap in the other direction, `(s_t,m - s_u,m) / 2`; the seed's `y(t, u, m)` written with the
+//!   same argument order would be negative whenever the swap helps. We take the step
+//!   `delta = min((s_u,n - s_t,n) / 2, (s_t,m - s_u,m) / 2)`, so that after the swap t's and u's
+//!   slack on n still straddle their midpoint, likewise on m, and each of the four new slacks is
+//!   above the old minimum `s_t,n`: the maximum latency falls, as the seed says.
+//! - **Partner.** The seed does not say which u and m. Ours: every u != t present on n and every
+//!   m != n where both t and u are present; the pair with the largest step wins (ties: lower u,
+//!   then lower m). Only the single max-latency tenant-node is considered: if it has no
+//!   partner with a step above epsilon, the period makes no swap (its latency cannot be reduced
+//!   by a bilateral swap). The seed's multilateral form (a max-bottleneck-flow problem,
+//!   line 7945) is omitted in the seed and not built.
+//! - **Non-negative shares.** The step is also capped at `r_u,n` and `r_t,m`, the shares given up.
+//!   A share can so reach 0; fair queuing takes only positive weights, so the service that wires
+//!   them together must give such a tenant a floor (not chosen here).
+//! - **Threshold.** A swap is executed only if `delta > epsilon` (strictly).
+//! - **Presence.** A tenant is on a node when it holds a replica there (from placement); its
+//!   initial shares are given, or split evenly over its nodes ([`WeightAllocation::even`]), the
+//!   "initially fixed (uniform) local weights" of the evaluation (line 8158).
+//! - **Period.** One swap per call of [`WeightAllocation::step`]; the caller runs it every
+//!   period (the paper's ran every 2 s: 5 iterations in 10 s, line 8161).
+
+use crate::error::{bad, Result};
+
+/// Local shares of every tenant on every node, kept summing to each tenant's global share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightAllocation {
+    /// `present[t][n]`: tenant t has a partition replica on node n.
+    present: Vec<Vec<bool>>,
+    /// `shares[t][n]`: the local share `r_t,n` (0 where absent), in the demand's unit.
+    shares: Vec<Vec<f64>>,
+    /// Smallest swap executed.
+    epsilon: f64,
+}
+
+/// One executed reciprocal swap: `amount` moved from `partner` to `tenant` on `node`, and from
+/// `tenant` to `partner` on `other_node`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Swap {
+    pub tenant: usize,
+    pub partner: usize,
+    pub node: usize,
+    pub other_node: usize,
+    pub amount: f64,
+}
+
+impl WeightAllocation {
+    /// Start from given local shares. `shares[t][n]` must be finite and >= 0, and 0 where
+    /// `present[t][n]` is false; every tenant must be present on some node.
+    pub fn new(present: Vec<Vec<bool>>, shares: Vec<Vec<f64>>, epsilon: f64) -> Result<Self> {
+        if present.is_empty() {
+            return Err(bad("pisces.tenants", "no tenants to allocate weight to"));
+        }
+        let nodes = present[0].len();
+        if nodes == 0 {
+            return Err(bad("pisces.nodes", "no storage nodes"));
+        }
+        if !(epsilon.is_finite() && epsilon >= 0.0) {
+            return Err(bad("pisces.epsilon", format!("{epsilon} is not a finite threshold >= 0")));
+        }
+        if shares.len() != present.len() {
+            return Err(bad("pisces.shares", "one row of local shares per tenant"));
+        }
+        for (t, (p, s)) in present.iter().zip(&shares).enumerate() {
+            if p.len() != nodes || s.len() != nodes {
+                return Err(bad(format!("pisces.tenants[{t}]"), format!("needs one entry per node ({nodes})")));
+            }
+            if !p.iter().any(|&on| on) {
+                return Err(bad(format!("pisces.tenants[{t}]"), "the tenant is on no node"));
+            }
+            for (n, (&on, &r)) in p.iter().zip(s).enumerate() {
+                if !(r.is_finite() && r >= 0.0) || (!on && r != 0.0) {
+                    return Err(bad(format!("pisces.shares[{t}][{n}]"), format!("{r}: a local share is finite, >= 0, and 0 on a node without the tenant")));
+                }
+            }
+        }
+        Ok(WeightAllocation { present, shares, epsilon })
+    }
+
+    /// Split each tenant's global share evenly over the nodes it is present on.
+    pub fn even(present: Vec<Vec<bool>>, global: &[f64], epsilon: f64) -> Result<Self> {
+        if global.len() != present.len() {
+            return Err(bad("pisces.tenants", "one global weight per tenant"));
+        }
+        for (t, &z) in global.iter().enumerate() {
+            if !(z.is_finite() && z > 0.0) {
+                return Err(bad(format!("pisces.tenants[{t}].weight"), format!("{z} is not a positive finite weight")));
+            }
+        }
+        let shares = present
+            .iter()
+            .zip(global)
+            .map(|(p, &z)| {
+                let k = p.iter().filter(|&&on| on).count().max(1) as f64;
+                p.iter().map(|&on| if on { z / k } else { 0.0 }).collect()
+            })
+            .collect();
+        Self::new(present, shares, epsilon)
+    }
+
+    /// `shares()[t][n]`: tenant t's local share on node n.
+    pub fn shares(&self) -> &[Vec<f64>] {
+        &self.shares
+    }
+
+    /// Tenant t's local weight on node n as fair queuing uses it (line 8060):
+    /// `r_t,n / sum_u r_u,n`, or 0 on a node with no share at all.
+    pub fn local_weight(&self, t: usize, n: usize) -> f64 {
+        let total: f64 = self.shares.iter().map(|s| s[n]).sum();
+        if total > 0.0 {
+            self.shares[t][n] / total
+        } else {
+            0.0
+        }
+    }
+
+    /// One WA period: given the measured demand `demand[t][n]` (`x_t,n`, same unit as the
+    /// shares), execute at most one reciprocal swap and return it.
+    pub fn step(&mut self, demand: &[Vec<f64>]) -> Result<Option<Swap>> {
+        let nodes = self.present[0].len();
+        if demand.len() != self.shares.len() || demand.iter().any(|d| d.len() != nodes) {
+            return Err(bad("pisces.demand", "one demand per tenant per node"));
+        }
+        if demand.iter().flatten().any(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(bad("pisces.demand", "demand must be finite and >= 0"));
+        }
+        let slack = |t: usize, n: usize| self.shares[t][n] - demand[t][n];
+        // The max-latency tenant-node: least slack; ties to lower (tenant, node).
+        let mut worst: Option<(usize, usize)> = None;
+        for t in 0..self.shares.len() {
+            for n in 0..nodes {
+                if self.present[t][n] && worst.is_none_or(|(wt, wn)| slack(t, n) < slack(wt, wn)) {
+                    worst = Some((t, n));
+                }
+            }
+        }
+        let Some((t, n)) = worst else { return Ok(None) };
+        let mut best: Option<Swap> = None;
+        for u in (0..self.shares.len()).filter(|&u| u != t && self.present[u][n]) {
+            for m in (0..nodes).filter(|&m| m != n && self.present[t][m] && self.present[u][m]) {
+                let on_n = (slack(u, n) - slack(t, n)) / 2.0;
+                let on_m = (slack(t, m) - slack(u, m)) / 2.0;
+                let amount = on_n.min(on_m).min(self.shares[u][n]).min(self.shares[t][m]);
+                if best.is_none_or(|b| amount > b.amount) {
+                    best = Some(Swap { tenant: t, partner: u, node: n, other_node: m, amount });
+                }
+            }
+        }
+        match best {
+            Some(s) if s.amount > self.epsilon => {
+                self.shares[s.partner][s.node] -= s.amount;
+                self.shares[s.tenant][s.node] += s.amount;
+                self.shares[s.tenant][s.other_node] -= s.amount;
+                self.shares[s.partner][s.other_node] += s.amount;
+                Ok(Some(s))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_by_two(epsilon: f64) -> WeightAllocation {
+        WeightAllocation::even(vec![vec![true, true]; 2], &[100.0, 100.0], epsilon).unwrap()
+    }
+
+    // Demand: tenant 0 is hot on node 0, tenant 1 on node 1 (requests/s).
+    fn demand() -> Vec<Vec<f64>> {
+        vec![vec![70.0, 10.0], vec![20.0, 40.0]]
+    }
+
+    #[test]
+    fn a_swap_moves_the_smaller_bisection_to_the_max_latency_tenant() {
+        // Shares 50 everywhere. Slack r - x: t0 [-20, 40], t1 [30, 10]. Max latency: t0 on n0
+        // (slack -20, overloaded). Partner t1, other node n1: step on n0 = (30 - (-20)) / 2 = 25,
+        // on n1 = (40 - 10) / 2 = 15; the swap is min = 15.
+        let mut wa = two_by_two(1.0);
+        let swap = wa.step(&demand()).unwrap().expect("a swap of 15 > epsilon 1");
+        assert_eq!(swap, Swap { tenant: 0, partner: 1, node: 0, other_node: 1, amount: 15.0 });
+        assert_eq!(wa.shares(), &[vec![65.0, 35.0], vec![35.0, 65.0]]);
+        // Each tenant keeps its global share; each node keeps its total.
+        for t in 0..2 {
+            assert_eq!(wa.shares()[t].iter().sum::<f64>(), 100.0);
+        }
+        assert_eq!(wa.shares()[0][0] + wa.shares()[1][0], 100.0);
+        // New slacks: t0 [-5, 25], t1 [15, 25]: the max latency entry rose from -20 to -5, and
+        // on n1 the two now tie, so the next bisection on n1 is 0: no further swap.
+        assert_eq!(wa.local_weight(0, 0), 0.65);
+        assert_eq!(wa.step(&demand()).unwrap(), None);
+        assert_eq!(wa.shares(), &[vec![65.0, 35.0], vec![35.0, 65.0]]);
+    }
+
+    #[test]
+    fn periods_of_swaps_reach_the_max_min_slack_by_hand() {
+        // Two tenants on three nodes, global 90, shares 30 each. Demand t0 [50, 20, 5],
+        // t1 [10, 25, 40]: slacks t0 [-20, 10, 25], t1 [20, 5, -10].
+        // Period 1: worst t0 on n0; on n0 the bisection is (20 + 20) / 2 = 20; on n1
+        // (10 - 5) / 2 = 2.5, on n2 (25 + 10) / 2 = 17.5: n2 wins, 17.5 moves.
+        // Slacks t0 [-2.5, 10, 7.5], t1 [2.5, 5, 7.5].
+        // Period 2: worst t0 on n0; n0 gives 2.5, n1 (10 - 5) / 2 = 2.5, n2 0: 2.5 moves on n1.
+        // Slacks t0 [0, 7.5, 7.5], t1 [0, 7.5, 7.5]. Node 0's slack is 60 - 60 = 0 in all, so
+        // no allocation lifts its worst entry above 0: this is the optimum, and period 3 stops.
+        let mut wa = WeightAllocation::even(vec![vec![true; 3]; 2], &[90.0, 90.0], 0.1).unwrap();
+        let d = vec![vec![50.0, 20.0, 5.0], vec![10.0, 25.0, 40.0]];
+        let s1 = wa.step(&d).unwrap().unwrap();
+        assert_eq!((s1.tenant, s1.partner, s1.node, s1.other_node, s1.amount), (0, 1, 0, 2, 17.5));
+        let s2 = wa.step(&d).unwrap().unwrap();
+        assert_eq!((s2.tenant, s2.partner, s2.node, s2.other_node, s2.amount), (0, 1, 0, 1, 2.5));
+        assert_eq!(wa.step(&d).unwrap(), None);
+        assert_eq!(wa.shares(), &[vec![50.0, 27.5, 12.5], vec![10.0, 32.5, 47.5]]);
+    }
+
+    #[test]
+    fn nothing_moves_when_the_step_is_under_epsilon() {
+        // The same state offers a step of 15: with epsilon 15 (strict) nothing moves; with
+        // epsilon just below it, the swap happens.
+        let mut wa = two_by_two(15.0);
+        assert_eq!(wa.step(&demand()).unwrap(), None);
+        assert_eq!(wa.shares(), &[vec![50.0, 50.0], vec![50.0, 50.0]]);
+        let mut wa = two_by_two(14.9);
+        assert_eq!(wa.step(&demand()).unwrap().map(|s| s.amount), Some(15.0));
+    }
+
+    #[test]
+    fn the_partner_with_the_largest_step_is_chosen() {
+        // Three tenants on two nodes, global 100 each, shares 50/50. Demand: t0 [60, 0],
+        // t1 [0, 45], t2 [0, 10]. Slacks: t0 [-10, 50], t1 [50, 5], t2 [50, 40]. Max latency:
+        // t0 on n0. Partner t1: min((50+10)/2, (50-5)/2) = 22.5; t2: min(30, (50-40)/2) = 5.
+        let mut wa = WeightAllocation::even(vec![vec![true, true]; 3], &[100.0; 3], 0.0).unwrap();
+        let d = vec![vec![60.0, 0.0], vec![0.0, 45.0], vec![0.0, 10.0]];
+        let swap = wa.step(&d).unwrap().unwrap();
+        assert_eq!((swap.partner, swap.amount), (1, 22.5));
+        assert_eq!(wa.shares()[2], vec![50.0, 50.0]);
+    }
+
+    #[test]
+    fn a_tenant_on_one_node_cannot_swap() {
+        // t0 only on n0 and overloaded there: no other node to reciprocate on.
+        let present = vec![vec![true, false], vec![true, true]];
+        let mut wa = WeightAllocation::even(present, &[100.0, 100.0], 0.0).unwrap();
+        assert_eq!(wa.step(&[vec![150.0, 0.0], vec![0.0, 0.0]]).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_input_is_an_error_naming_the_field() {
+        let field = |r: Result<WeightAllocation>| match r {
+            Err(crate::Error::Scenario { field, .. }) => field,
+            other => panic!("expected a scenario error, got {other:?}"),
+        };
+        assert_eq!(field(WeightAllocation::even(vec![], &[], 0.0)), "pisces.tenants");
+        assert_eq!(field(WeightAllocation::even(vec![vec![]], &[1.0], 0.0)), "pisces.nodes");
+        assert_eq!(field(WeightAllocation::even(vec![vec![true]], &[0.0], 0.0)), "pisces.tenants[0].weight");
+        assert_eq!(field(WeightAllocation::even(vec![vec![false]], &[1.0], 0.0)), "pisces.tenants[0]");
+        assert_eq!(field(WeightAllocation::even(vec![vec![true]], &[1.0], -1.0)), "pisces.epsilon");
+        assert_eq!(field(WeightAllocation::new(vec![vec![false, true]], vec![vec![1.0, 0.0]], 0.0)), "pisces.shares[0][0]");
+        let mut wa = two_by_two(0.0);
+        assert!(matches!(wa.step(&[vec![1.0]]), Err(crate::Error::Scenario { field, .. }) if field == "pisces.demand"));
+        assert!(matches!(wa.step(&[vec![-1.0, 0.0], vec![0.0, 0.0]]), Err(crate::Error::Scenario { field, .. }) if field == "pisces.demand"));
+    }
+}
