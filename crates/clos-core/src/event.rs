@@ -36,6 +36,8 @@ pub enum Event {
     TsqWake { flow: u32 },
     /// `port`'s link is free and packets wait in its class queues (`fabric/scheduler.rs`).
     PortDrain { port: u32 },
+    /// Constant-rate flow `flow`'s next datagram is due (`transport/udp.rs`).
+    UdpSend { flow: u32 },
     /// The receiver reorder shim of `flow` may have to release what it holds.
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).

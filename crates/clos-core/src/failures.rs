@@ -13,6 +13,8 @@
 //! new tables `install` after it hears; a restored link is advertised only after a further
 //! `hold_down` (VL2 saw restored links carry full load only ~50 s later, "conservative OSPF
 //! timers"). In `ideal` mode every switch installs the new tables the instant a link changes.
+//! In `controller` mode a controller pushes rules over a control channel at a finite rate, by
+//! an update strategy (`crate::control`, docs/updates.md).
 //! Packet loss on a link (`loss`) is invisible to routing, as gray failures are.
 
 use crate::error::{bad, Result};
@@ -96,6 +98,10 @@ pub enum ConvergenceMode {
     LinkState,
     /// Every switch installs the new tables the instant a link changes.
     Ideal,
+    /// A controller computes each routing version and pushes rules to the switches over a
+    /// control channel (`latency`), where they are written at `rule_rate` into tables of
+    /// `table_size` rules, by the `update` strategy (`crate::control`, docs/updates.md).
+    Controller,
 }
 
 /// `[convergence]`: the control plane's reaction to failures (link-state timers).
@@ -114,16 +120,51 @@ pub struct ConvergenceSpec {
     /// Link state: from hearing of a change to new tables (default 10ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<Duration>,
-    /// Link state: a restored link is advertised only this much later (default 0s).
+    /// Link state and controller: a restored link is advertised only this much later (default 0s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_down: Option<Duration>,
+    /// Controller: how a routing change reaches the switches: `unordered` (default), `ordered`
+    /// or `two_phase` (docs/updates.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<crate::control::UpdateStrategy>,
+    /// Controller: round trip between the controller and a switch (default 2.5ms, Frenetic's
+    /// figure for an HP ProCurve 5406zl).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Duration>,
+    /// Controller: rules a switch writes per second (default 1000; OpenFlow switches set up
+    /// 600-1000 flows per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_rate: Option<f64>,
+    /// Controller: rules a switch's forwarding table holds (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u64>,
+    /// Controller, `two_phase`: from the last ingress switch stamping the new version to the
+    /// controller removing the old version's rules (default 1ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Duration>,
 }
 
 impl ConvergenceSpec {
-    /// Fill the link-state timers' defaults; `ideal` takes none.
+    /// The controller's settings (`mode = "controller"`, after `normalize`).
+    pub fn controller_settings(&self) -> crate::control::Settings {
+        crate::control::Settings {
+            update: self.update.expect("normalised"),
+            latency: self.latency.expect("normalised").0,
+            rule_rate: self.rule_rate.expect("normalised"),
+            table_size: self.table_size.expect("normalised"),
+            drain: self.drain.map_or(0, |d| d.0),
+        }
+    }
+
+    /// Fill the link-state timers' defaults; `ideal` takes none; `controller` fills the control
+    /// channel's (`normalize_controller`).
     pub fn normalize(&mut self) -> Result<()> {
         let timers = [("detection", self.detection), ("propagation", self.propagation), ("install", self.install), ("hold_down", self.hold_down)];
+        if self.mode != ConvergenceMode::Controller {
+            reject_controller_fields(self)?;
+        }
         match self.mode {
+            ConvergenceMode::Controller => normalize_controller(self)?,
             ConvergenceMode::Ideal => {
                 if let Some((name, _)) = timers.iter().find(|t| t.1.is_some()) {
                     return Err(bad(
@@ -278,4 +319,55 @@ pub fn resolve(specs: &[FailureSpec], t: &Topology, seed: u64) -> Result<Vec<Cha
     }
     out.sort_by_key(|c| c.at);
     Ok(out)
+}
+
+/// Fill `[convergence]`'s controller defaults; the link-state flooding timers do not apply.
+fn normalize_controller(c: &mut ConvergenceSpec) -> Result<()> {
+    for (name, given) in [("propagation", c.propagation.is_some()), ("install", c.install.is_some())] {
+        if given {
+            return Err(bad(
+                format!("convergence.{name}"),
+                "does not apply to mode \"controller\", where `latency` and `rule_rate` time each switch's update; remove it",
+            ));
+        }
+    }
+    if c.drain.is_some() && c.update != Some(crate::control::UpdateStrategy::TwoPhase) {
+        return Err(bad("convergence.drain", "applies to update = \"two_phase\" only; remove it or set update = \"two_phase\""));
+    }
+    if let Some(r) = c.rule_rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(bad("convergence.rule_rate", format!("must be a positive number of rules per second, got {r}")));
+        }
+    }
+    if c.table_size == Some(0) {
+        return Err(bad("convergence.table_size", "must be at least 1 rule"));
+    }
+    c.detection.get_or_insert(Duration(10 * PS_PER_MS));
+    c.hold_down.get_or_insert(Duration(0));
+    c.update.get_or_insert(crate::control::UpdateStrategy::Unordered);
+    c.latency.get_or_insert(crate::control::DEFAULT_LATENCY);
+    c.rule_rate.get_or_insert(crate::control::DEFAULT_RULE_RATE);
+    c.table_size.get_or_insert(crate::control::DEFAULT_TABLE_SIZE);
+    if c.update == Some(crate::control::UpdateStrategy::TwoPhase) {
+        c.drain.get_or_insert(crate::control::DEFAULT_DRAIN);
+        if c.drain.unwrap().0 < PS_PER_US {
+            return Err(bad("convergence.drain", "must be at least 1us: old-tagged packets need time to leave"));
+        }
+    }
+    Ok(())
+}
+
+/// The controller's fields given with another mode: an error naming the first.
+fn reject_controller_fields(c: &ConvergenceSpec) -> Result<()> {
+    let given = [
+        ("update", c.update.is_some()),
+        ("latency", c.latency.is_some()),
+        ("rule_rate", c.rule_rate.is_some()),
+        ("table_size", c.table_size.is_some()),
+        ("drain", c.drain.is_some()),
+    ];
+    if let Some((name, _)) = given.iter().find(|g| g.1) {
+        return Err(bad(format!("convergence.{name}"), "applies to mode = \"controller\" only; add mode = \"controller\" or remove it"));
+    }
+    Ok(())
 }

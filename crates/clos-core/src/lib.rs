@@ -20,6 +20,7 @@
 //! picoseconds ([`units`]); events at the same time run in scheduling order ([`event`]); all
 //! randomness comes from per-entity streams derived from the scenario seed ([`rng`]).
 
+pub mod control;
 pub mod directory;
 pub mod error;
 pub mod event;
@@ -30,7 +31,6 @@ pub mod host;
 mod huge_pages;
 pub mod lb;
 pub mod metrics;
-pub mod packet;
 pub mod multicast;
 pub mod packet;
 pub mod pisces;

@@ -70,6 +70,12 @@ pub struct Packet {
     /// The epoch of the link it was put on (see `Ports::fail`): a packet whose link failed
     /// while it was queued or on the wire is lost. Only kept when the scenario has failures.
     pub epoch: u16,
+    /// Controller mode (`control/`): the routing version a two-phase update's ingress switch
+    /// stamped the packet with, and the versions its hops' rules agree with (`lo`, and
+    /// `255 - hi`; zeros: every version). In the struct's padding: the packet stays 80 bytes.
+    pub version: u8,
+    pub versions_lo: u8,
+    pub versions_hi_inv: u8,
     /// Hash of the flow's 5-tuple in this direction: ECMP's key, and VL2's outer source address.
     pub entropy: u64,
     /// Send time of the data segment (data) or the echoed one (ACK): RFC 7323 timestamps.
@@ -176,6 +182,12 @@ mod tests {
         assert_eq!(wire::frame(0, 0), 84);
         // VL2 encapsulation adds 20 bytes per outer header.
         assert_eq!(wire::frame(1460, 2), 1578);
+    }
+
+    /// The controller's version fields sit in what was padding: a packet is still 80 bytes.
+    #[test]
+    fn a_packet_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Packet>(), 80);
     }
 
     #[test]

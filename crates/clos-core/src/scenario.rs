@@ -66,6 +66,9 @@ pub struct Scenario {
     /// VL2's directory system: lookups, agent caches, VM migration (`crate::directory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<DirectorySpec>,
+    /// Tenants with weights, which workloads name (`tenant`); docs/tenants.md.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tenants: Vec<crate::workload::tenants::TenantSpec>,
 }
 
 /// The names `topology.preset` takes (VL2 only; `TopologySpec::normalize` builds each).
@@ -91,8 +94,7 @@ const MAX_DELAY: Duration = Duration(PS_PER_S);
 /// catches is a period of picoseconds or nanoseconds written for microseconds.
 const MAX_PERIODS: u64 = 100_000_000;
 
-/// Queues (traffic classes) a switch port may have.
-pub const MAX_CLASSES: usize = 8;
+pub use crate::fabric::scheduler::MAX_CLASSES;
 
 /// When a run ends: when every flow has delivered its last byte, or at a fixed time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -282,6 +284,10 @@ pub struct SwitchSpec {
     /// When a packet's ECN mark is decided: as it joins its queue, or as it leaves it.
     #[serde(default)]
     pub ecn_marking: EcnMarking,
+    /// One queue per tenant at every switch port, DWRR by the tenants' weights and strict
+    /// priority by their `priority` (`[[tenants]]`; instead of `classes`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tenant_queues: bool,
 }
 
 /// One traffic class at the switches' ports (`switch.classes[i]`; a workload's `class` names it).
@@ -325,6 +331,7 @@ impl Default for SwitchSpec {
             classes: Vec::new(),
             quantum: None,
             ecn_marking: EcnMarking::Enqueue,
+            tenant_queues: false,
         }
     }
 }
@@ -665,6 +672,8 @@ impl Scenario {
             }
         }
         self.validate_classes()?;
+        let queues = crate::workload::tenants::SwitchQueues { tenant_queues: self.switch.tenant_queues, classes: !self.switch.classes.is_empty(), buffer: self.switch.buffer };
+        crate::workload::tenants::validate(&self.tenants, &queues, &self.workload, min_frame)?;
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
             return Err(bad(
                 "switch.buffer",
@@ -763,8 +772,8 @@ impl Scenario {
             }
         }
         if let Some(q) = sw.quantum {
-            if sw.classes.is_empty() {
-                return Err(bad("switch.quantum", "applies to DWRR between classes: give switch.classes too"));
+            if sw.classes.is_empty() && !sw.tenant_queues {
+                return Err(bad("switch.quantum", "applies to DWRR between classes: give switch.classes too (or switch.tenant_queues)"));
             }
             if q.0 == 0 || q.0 > crate::fabric::MAX_BUFFER {
                 return Err(bad("switch.quantum", format!("must be positive and at most {} B, got {} B", crate::fabric::MAX_BUFFER, q.0)));

@@ -223,8 +223,79 @@ def _details(run: SavedRun) -> list[str]:
                 ("goodput", _get(units.rate, "goodput_bps")),
             ],
         ),
+        *_tenants(run),
+        *_updates(run),
     ]
     return parts or [page.paragraph("The summary holds no detail sections.", "note")]
+
+
+def _tenants(run: SavedRun) -> list[str]:
+    """Per tenant: weight, goodput (plain and per unit of weight), share and FCT; with the MMR."""
+    mmr = run.get("tenants", "mmr")
+    classes = run.get("tenants", "mmr_by_weight") or []
+    within = ", ".join(
+        f"weight {c['weight']:g}: {units.ratio(c['mmr'])}"
+        for c in classes
+        if isinstance(c, dict) and c.get("tenants", 0) > 1 and c.get("mmr") is not None
+    )
+    note = (
+        f"Min-Max Ratio of goodput per unit of weight (Pisces): {units.ratio(mmr)}"
+        + (f"; within weight classes, {within}" if within else "")
+        + ". Goodput is over each tenant's active period (docs/tenants.md)."
+        if isinstance(mmr, int | float)
+        else ""
+    )
+    return _detail(
+        "Tenants",
+        run.get("tenants", "tenants"),
+        [
+            ("tenant", _text("name")),
+            ("weight", _get(units.ratio, "weight")),
+            ("flows", _get(units.count, "flows")),
+            ("finished", _get(units.count, "finished")),
+            ("goodput", _get(units.rate, "goodput_bps")),
+            ("per unit of weight", _get(units.rate, "normalised_bps")),
+            ("share", _get(units.percent, "share")),
+            ("FCT p50", _get(units.duration, "fct_p50_s")),
+            ("FCT p99", _get(units.duration, "fct_p99_s")),
+        ],
+        note,
+    )
+
+
+def _updates(run: SavedRun) -> list[str]:
+    """Controller-mode routing updates (docs/updates.md): each update's times and rules, with the
+    transient's losses and the rule space it took."""
+    d = units.duration
+    u = run.get("failures", "update")
+    if not isinstance(u, dict):
+        return []
+    note = (
+        f"Strategy {u.get('strategy')}: {units.count(u.get('mixed_version_packets'))} packets "
+        f"forwarded by a mix of old and new rules, {units.count(u.get('looped'))} looped, "
+        f"{units.count(u.get('black_holed'))} black-holed, "
+        f"{units.count(u.get('stale_version_dropped'))} dropped with their version's rules gone. "
+        f"Rules held: {units.count(u.get('rules_at_start_total'))} at the start, "
+        f"{units.count(u.get('peak_rules_total'))} at the peak "
+        f"({units.count(u.get('peak_rules_max_switch'))} on the fullest switch, of "
+        f"{units.count(u.get('table_size'))}); {len(u.get('table_overflows') or [])} refused for "
+        "lack of table space. Times from detection (docs/updates.md)."
+    )
+    return _detail(
+        "Routing updates",
+        u.get("updates"),
+        [
+            ("version", _text("version")),
+            ("detected", _get(d, "detected_s")),
+            ("rounds", _get(units.count, "rounds")),
+            ("rules written", _get(units.count, "rules_written")),
+            ("most on one switch", _get(units.count, "most_rules_one_switch")),
+            ("refused", _get(units.count, "refused_switches")),
+            ("to complete", _get(d, "time_to_complete_s")),
+            ("to remove old rules", _get(d, "time_to_remove_old_s")),
+        ],
+        note,
+    )
 
 
 def _migrations(run: SavedRun) -> list[str]:

@@ -92,6 +92,13 @@ class Results:
         )
         return cls(json.loads(output["summary"]), **tables)
 
+    def tenant_timeseries(self) -> pl.DataFrame:
+        """Goodput per tenant per bin, with its weight and weight-normalised goodput (empty
+        without `[[tenants]]`); see `clos.results.tenants`."""
+        from clos.results.tenants import tenant_timeseries
+
+        return tenant_timeseries(self)
+
     def write_pcap(
         self, path: str | PathLike[str], vantage: str = "sender", flows: list[int] | None = None
     ) -> Path:

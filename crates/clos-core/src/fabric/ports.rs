@@ -163,6 +163,14 @@ impl Ports {
         self.sched = Some(Box::new(s));
     }
 
+    /// Each class's limit on its waiting bytes at every scheduled port (`u64::MAX`: none;
+    /// `scheduler.rs`).
+    pub fn limit_classes(&mut self, limits: &[u64]) {
+        if let Some(s) = self.sched.as_deref_mut() {
+            s.limit_classes(limits);
+        }
+    }
+
     /// Whether packets offered to `port` go through class queues ([`Ports::offer`]) rather
     /// than [`Ports::enqueue`].
     #[inline]
@@ -374,7 +382,8 @@ impl Ports {
     }
 
     /// Offer packet `pkt` of `wire` bytes and traffic `class` to a port with class queues
-    /// (`scheduler.rs`). The buffer (static or pooled) counts every class together; a mark at
+    /// (`scheduler.rs`). The buffer (static or pooled) counts every class together, and a class
+    /// with a limit of its own (`Scheduler::limit_classes`) drops beyond it; a mark at
     /// enqueue reads the class's queue with the packet on the wire. A packet that finds the link
     /// idle and nothing waiting starts at once; otherwise it waits, and the port must drain
     /// ([`Ports::drain`]) at the time returned, if one is (none: a drain is due already).
@@ -385,6 +394,11 @@ impl Ports {
         let held = sched.held(port);
         let buffer = self.queues[p].buffer;
         if backlog + held + wire > buffer as u64 && !self.pooled_admits(port, backlog + held, wire, now) {
+            self.drops[p] += 1;
+            return Offered::Dropped;
+        }
+        let sched = self.sched.as_deref().expect("checked above");
+        if !sched.admits(port, class, wire) {
             self.drops[p] += 1;
             return Offered::Dropped;
         }

@@ -25,10 +25,17 @@
 //!   dequeue, if the bytes of its class still waiting behind it exceed K when it starts, so the
 //!   mark reports the queue as it is when the packet leaves, one queueing delay fresher.
 //!
-//! The port's buffer (static, or the switch's pool) counts every class together.
+//! The port's buffer (static, or the switch's pool) counts every class together. A class may
+//! also have a limit of its own (`limit_classes`; a tenant's `buffer`): a packet that would take
+//! its class's waiting bytes past it is dropped even where the port has room, so that a class
+//! that never slows down (an unresponsive sender) cannot fill the buffer the others need to
+//! stay backlogged, which DWRR's shares assume.
 
 use crate::units::Time;
 use std::collections::VecDeque;
+
+/// Queues (traffic classes) a switch port may have (802.1Q's eight).
+pub const MAX_CLASSES: usize = 8;
 
 /// One traffic class as the scenario gives it (`switch.classes[i]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,6 +78,8 @@ pub struct Scheduler {
     level_of: Vec<usize>,
     levels: usize,
     quantum: u64,
+    /// Per class, the most bytes it may have waiting at a port (`u64::MAX`: only the buffer).
+    limits: Vec<u64>,
     pub dequeue_marking: bool,
     /// Per port; empty for ports that are not scheduled (host NICs).
     ports: Vec<PortQueues>,
@@ -94,7 +103,18 @@ impl Scheduler {
             drain_due: false,
         };
         let ports = (0..n_ports).map(|p| if scheduled(p) { fresh.clone() } else { PortQueues::default() }).collect();
-        Scheduler { classes: classes.to_vec(), level_of, levels: priorities.len(), quantum, dequeue_marking, ports }
+        Scheduler { classes: classes.to_vec(), level_of, levels: priorities.len(), quantum, limits: vec![u64::MAX; n], dequeue_marking, ports }
+    }
+
+    /// Give each class a limit on the bytes it may have waiting at a port (`u64::MAX`: none).
+    pub fn limit_classes(&mut self, limits: &[u64]) {
+        self.limits = limits.to_vec();
+    }
+
+    /// Whether `class`'s limit leaves room at `port` for a packet of `wire` bytes.
+    #[inline]
+    pub fn admits(&self, port: u32, class: u8, wire: u64) -> bool {
+        self.ports[port as usize].bytes[class as usize] + wire <= self.limits[class as usize]
     }
 
     /// Whether `port` has class queues.
@@ -209,6 +229,22 @@ mod tests {
         }
         let order: Vec<u8> = (0..8).map(|_| s.pop(0).unwrap().0).collect();
         assert_eq!(order, vec![0, 1, 1, 1, 0, 1, 1, 1]);
+    }
+
+    /// A class's limit counts its own waiting bytes only: with 3,000 B for class 0, a third
+    /// 1,500 B packet does not fit while two wait, and fits again once one has left; class 1,
+    /// unlimited, is not affected.
+    #[test]
+    fn a_class_limit_bounds_its_waiting_bytes() {
+        let classes = [Class { priority: 0, weight: 1 }, Class { priority: 0, weight: 1 }];
+        let mut s = Scheduler::new(&classes, 1500, false, 1, |_| true);
+        s.limit_classes(&[3000, u64::MAX]);
+        s.push(0, 0, waiting(1, 1500));
+        s.push(0, 0, waiting(2, 1500));
+        assert!(!s.admits(0, 0, 1500));
+        assert!(s.admits(0, 1, 1_000_000));
+        assert_eq!(s.pop(0).map(|(c, _)| c), Some(0));
+        assert!(s.admits(0, 0, 1500));
     }
 
     /// Deficits carry over: with a quantum of 1,000 B and 1,500 B packets at weight 1 each,

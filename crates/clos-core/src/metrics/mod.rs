@@ -9,6 +9,7 @@ pub mod fairness;
 pub mod fct;
 pub mod recorder;
 pub mod slowdown;
+pub mod tenants;
 pub mod trace;
 
 use crate::packet::wire;

@@ -71,6 +71,44 @@ pub struct Tables {
     split: Vec<u32>,
 }
 
+impl Tables {
+    /// Switches with a row.
+    pub fn n_switches(&self) -> usize {
+        self.to_core.len()
+    }
+
+    /// Entries per row: one per destination ToR, then the one toward the top tier (VL2's
+    /// Intermediate anycast address). Entry `e` of switch index `s` is
+    /// `entry(s, e)`, read by the control plane (`control/rules.rs`).
+    pub fn entries_per_row(&self) -> usize {
+        self.to_tor.len() / self.to_core.len().max(1) + 1
+    }
+
+    /// Entry `e` of switch index `s` (0-based among switches): its group and its split (0
+    /// without splits); `e` = ToRs is the entry toward the top tier.
+    pub fn entry(&self, s: usize, e: usize) -> (u32, u32) {
+        let n_tors = self.entries_per_row() - 1;
+        if e == n_tors {
+            return (self.to_core[s], 0);
+        }
+        let i = s * n_tors + e;
+        (self.to_tor[i], self.split.get(i).copied().unwrap_or(0))
+    }
+}
+
+/// The rows a switch forwards by, set aside whole (`Routes::swap_installed`): a two-phase
+/// update keeps the old version's rows beside the new ones while old-tagged packets drain
+/// (`control/`).
+pub struct Installed {
+    to_tor: Vec<u32>,
+    spans: Vec<Span>,
+    to_core: Vec<u32>,
+    split: Vec<u32>,
+    row_holes: Vec<bool>,
+    rows_with_holes: usize,
+    has_holes: bool,
+}
+
 /// One class of a split: a group and the cumulative weight up to and including it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Class {
@@ -268,6 +306,49 @@ impl Routes {
         }
         self.to_core[s] = tables.to_core[s];
         self.update_holes(s);
+    }
+
+    /// Switch `switch` installs entry `e` of its row of `tables` alone (`Tables::entry`'s
+    /// numbering): an ordered update writes a switch's entries in rounds (`control/ordered.rs`).
+    pub fn install_entry(&mut self, switch: u32, e: usize, tables: &Tables) {
+        let s = switch as usize - self.n_hosts;
+        if e == self.n_tors {
+            self.to_core[s] = tables.to_core[s];
+            return;
+        }
+        let i = s * self.n_tors + e;
+        self.to_tor[i] = tables.to_tor[i];
+        self.spans[i] = Span::of(self.groups.get(self.to_tor[i] as usize));
+        if !self.split.is_empty() {
+            self.split[i] = tables.split[i];
+        }
+        self.update_holes(s);
+    }
+
+    /// A copy of the rows installed now.
+    pub fn snapshot(&self) -> Installed {
+        Installed {
+            to_tor: self.to_tor.clone(),
+            spans: self.spans.clone(),
+            to_core: self.to_core.clone(),
+            split: self.split.clone(),
+            row_holes: self.row_holes.clone(),
+            rows_with_holes: self.rows_with_holes,
+            has_holes: self.has_holes,
+        }
+    }
+
+    /// Exchange the installed rows with `other` (a handful of pointer swaps): a switch forwards
+    /// an old-tagged packet by the old version's rows, then swaps back.
+    #[inline]
+    pub fn swap_installed(&mut self, other: &mut Installed) {
+        std::mem::swap(&mut self.to_tor, &mut other.to_tor);
+        std::mem::swap(&mut self.spans, &mut other.spans);
+        std::mem::swap(&mut self.to_core, &mut other.to_core);
+        std::mem::swap(&mut self.split, &mut other.split);
+        std::mem::swap(&mut self.row_holes, &mut other.row_holes);
+        std::mem::swap(&mut self.rows_with_holes, &mut other.rows_with_holes);
+        std::mem::swap(&mut self.has_holes, &mut other.has_holes);
     }
 
     /// Whether switch `s`'s row has an empty group toward some ToR other than itself.
@@ -508,6 +589,32 @@ mod tests {
             }
         }
         assert!(ranges_lost, "some group that is not a range was picked from");
+    }
+
+    /// A controller's update writes one entry at a time (`install_entry`), and a two-phase
+    /// update forwards old-tagged packets by the old rows swapped in (`swap_installed`).
+    #[test]
+    fn one_entry_installs_alone_and_old_rows_swap_in_and_out() {
+        let t = fat_tree::build(&fat_tree::FatTree { k: 4, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        let mut r = Routes::compute(&t);
+        let edge0 = t.tors[0];
+        let up = t.ports_of(edge0).find(|&p| !t.is_host(t.ports[p as usize].to)).unwrap();
+        let mut state = LinkState::all_up(&t);
+        state.rate[t.link_of[up as usize] as usize] = 0;
+        let new = r.tables(&t, &state);
+        let before: Vec<Vec<u32>> = (0..t.tors.len() as u32).map(|ti| r.toward_tor(edge0, ti).to_vec()).collect();
+        let mut old = r.snapshot();
+        r.install_entry(edge0, 3, &new);
+        assert_eq!(r.toward_tor(edge0, 3), &[up + 1]);
+        for ti in (0..t.tors.len() as u32).filter(|&ti| ti != 3) {
+            assert_eq!(r.toward_tor(edge0, ti), &before[ti as usize][..], "entry {ti} untouched");
+        }
+        assert_eq!(r.toward_core(edge0).len(), 2, "the core entry is entry {} and is untouched", t.tors.len());
+        r.swap_installed(&mut old);
+        assert_eq!(r.toward_tor(edge0, 3), &before[3][..]);
+        r.swap_installed(&mut old);
+        assert_eq!(r.toward_tor(edge0, 3), &[up + 1]);
+        assert_eq!(r.pick_toward_tor(edge0, 3, 12345), Some(up + 1));
     }
 
     #[test]

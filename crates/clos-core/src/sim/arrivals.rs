@@ -28,6 +28,9 @@ impl World {
         if let Some(e) = self.egress.as_mut() {
             e.add_flow();
         }
+        if let Some(u) = self.udp.as_mut() {
+            u.add(id as u32, f.service, f.bytes, self.params.flow_mss(id));
+        }
         self.flows.push(f);
         self.queue.schedule(start, Event::FlowStart { flow: id as u32 });
         id as u32

@@ -7,14 +7,23 @@
 //! and every switch installs it `propagation` x (hops from the changed link) + `install` later.
 //! Until then it forwards with its old row, into the failed link if that is where its tables
 //! point: those packets are lost and counted, as in a real network.
+//!
+//! In `controller` mode the controller (`crate::control`) plans each update instead, and its
+//! steps run here as `RouteInstall` events whose `version` is the step's number; `control_hop`
+//! keeps each packet's versions as it is forwarded.
 
 use super::World;
+use crate::control::controller::Rows;
+use crate::control::Controller;
+use crate::error::Result;
 use crate::event::Event;
 use crate::fabric::Ports;
 use crate::failures::{Change, ConvergenceMode, ConvergenceSpec, What};
 use crate::lb::Fabric;
+use crate::metrics::trace::NO_LINK;
 use crate::rng::{unit, Stream, Streams};
-use crate::routing::{switch_distances, LinkState, Tables};
+use crate::routing::{switch_distances, LinkState, Routes, Tables};
+use crate::topology::Role;
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -52,6 +61,10 @@ pub struct Faults {
     pub looped: u64,
     /// Packets a switch sent into a failed switch-to-switch link while routing had converged.
     pub into_failed_converged: u64,
+    /// Packets a switch sent into a failed link (its tables still pointed there): black-holed.
+    pub into_failed: u64,
+    /// The controller, in `controller` mode.
+    pub control: Option<Box<Controller>>,
 }
 
 impl Faults {
@@ -77,6 +90,8 @@ impl Faults {
             unroutable: 0,
             looped: 0,
             into_failed_converged: 0,
+            into_failed: 0,
+            control: None,
         };
         for i in 0..f.changes.len() {
             if f.changes[i].at == 0 {
@@ -90,6 +105,16 @@ impl Faults {
         (f, state)
     }
 
+    /// In `controller` mode, start the controller on the starting routes (built from `state`).
+    pub fn start_control(&mut self, t: &Topology, routes: &mut Routes, state: &LinkState) -> Result<()> {
+        if self.spec.mode != ConvergenceMode::Controller {
+            return Ok(());
+        }
+        let routing_changes = self.changes.iter().filter(|c| c.at > 0 && !matches!(c.what, What::Loss(_))).count();
+        self.control = Some(Box::new(Controller::new(t, routes, state, &self.spec.controller_settings(), routing_changes)?));
+        Ok(())
+    }
+
     /// Each change's index and time (the caller schedules those after time 0).
     pub fn change_times(&self) -> Vec<(u32, Time)> {
         self.changes.iter().enumerate().map(|(i, c)| (i as u32, c.at)).collect()
@@ -97,7 +122,7 @@ impl Faults {
 
     /// Whether the control plane has caught up with every change so far.
     pub fn converged(&self) -> bool {
-        self.pending_adverts == 0 && self.versions.iter().all(|v| v.is_none())
+        self.pending_adverts == 0 && self.versions.iter().all(|v| v.is_none()) && self.control.as_ref().is_none_or(|c| c.idle())
     }
 
     /// Physical effect of change `i` at `now`.
@@ -138,6 +163,15 @@ impl Faults {
     }
 }
 
+/// Exchange the installed rows with the old version's (two-phase), before and after a hop. On
+/// the two fields alone, so that a hop keeps its packet borrowed across it.
+#[cold]
+#[inline(never)]
+pub(super) fn swap_old_rows(routes: &mut Routes, faults: &mut Option<Box<Faults>>) {
+    let c = faults.as_mut().and_then(|f| f.control.as_mut()).expect("controller mode");
+    routes.swap_installed(c.old.as_mut().expect("old rows kept while old-tagged packets drain"));
+}
+
 fn describe(w: What) -> String {
     match w {
         What::Down => "down".into(),
@@ -162,7 +196,7 @@ impl World {
         }
         match f.spec.mode {
             ConvergenceMode::Ideal => self.on_advertise(i),
-            ConvergenceMode::LinkState => {
+            ConvergenceMode::LinkState | ConvergenceMode::Controller => {
                 let mut delay = f.spec.detection.unwrap().0;
                 if c.what == What::Up {
                     delay += f.spec.hold_down.unwrap().0;
@@ -180,11 +214,18 @@ impl World {
     pub(super) fn on_advertise(&mut self, i: u32) {
         let now = self.now;
         let f = self.faults.as_mut().expect("adverts only with failures");
-        if f.spec.mode == ConvergenceMode::LinkState {
+        if f.spec.mode != ConvergenceMode::Ideal {
             f.pending_adverts -= 1;
         }
         f.advertise(i as usize);
         f.records[i as usize].advertised = Some(now);
+        if let Some(c) = f.control.as_mut() {
+            let steps = c.on_change(&self.topo, &mut self.routes, &f.advertised, i as usize, now);
+            let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
+            self.fwd.on_routes_changed(&fabric);
+            self.schedule_steps(steps);
+            return;
+        }
         let tables = self.routes.tables(&self.topo, &f.advertised);
         {
             let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
@@ -231,6 +272,19 @@ impl World {
     pub(super) fn on_route_install(&mut self, switch: u32, version: u32) {
         let now = self.now;
         let f = self.faults.as_mut().expect("installs only with failures");
+        if let Some(c) = f.control.as_mut() {
+            let (converged, waiting) = c.run_step(version, &mut self.routes, now);
+            for change in converged {
+                f.records[change].converged = Some(now);
+            }
+            if waiting {
+                let steps = c.plan_waiting(&self.topo, &mut self.routes, &f.advertised, now);
+                let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
+                self.fwd.on_routes_changed(&fabric);
+                self.schedule_steps(steps);
+            }
+            return;
+        }
         let slot = &mut f.versions[version as usize - 1];
         let (tables, left, change) = slot.as_mut().expect("a version is kept until every switch installed it");
         if version > f.installed[switch as usize] {
@@ -247,6 +301,41 @@ impl World {
 }
 
 impl World {
+    /// Schedule a controller's planned steps (`RouteInstall` carries the step's number).
+    fn schedule_steps(&mut self, steps: Vec<(Time, u32)>) {
+        for (at, step) in steps {
+            self.queue.schedule(at, Event::RouteInstall { switch: u32::MAX, version: step });
+        }
+    }
+
+    /// Controller mode: packet `h` is at switch `node`, about to be forwarded. Stamps it at its
+    /// first switch (two-phase), follows which versions its hops agree with, and says whether it
+    /// goes by the old version's rows (`Some(true)`), or was dropped because its version's rules
+    /// are gone (`None`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn control_hop(&mut self, node: u32, h: u32) -> Option<bool> {
+        let pkt = self.pool.get_mut(h);
+        let first = pkt.hops == 0;
+        let dst_tor = self.topo.host_tor[pkt.dst as usize];
+        let entry = if dst_tor == node {
+            None // delivery down to the host: a rule no version changes
+        } else if pkt.encap == 2 && self.topo.role(node) != Role::Core {
+            Some(self.topo.tors.len()) // VL2, going up to an Intermediate
+        } else {
+            Some(self.topo.tor_index[dst_tor as usize] as usize)
+        };
+        let c = self.faults.as_mut().and_then(|f| f.control.as_mut()).expect("controller mode");
+        match c.hop(node, entry, first, pkt) {
+            Rows::Current => Some(false),
+            Rows::Old => Some(true),
+            Rows::Stale => {
+                self.drop_packet(h, NO_LINK);
+                None
+            }
+        }
+    }
+
     /// The summary's `failures` section: what was lost and why, and when routing caught up
     /// with each change. `None` without failures.
     pub fn failure_summary(&self) -> Option<serde_json::Value> {
@@ -266,7 +355,7 @@ impl World {
                 })
             })
             .collect();
-        Some(serde_json::json!({
+        let mut section = serde_json::json!({
             "lost_on_failed_links": self.ports.link_losses.iter().sum::<u64>(),
             "lost_to_link_loss": f.lost_to_loss,
             "unroutable": f.unroutable,
@@ -274,6 +363,13 @@ impl World {
             "sent_into_failed_links_after_convergence": f.into_failed_converged,
             "links_down_at_end": (0..self.topo.links.len()).filter(|&l| self.ports.is_down(self.topo.links[l][0])).count(),
             "timeline": timeline,
-        }))
+        });
+        if let Some(c) = &f.control {
+            let mut update = c.summary();
+            update["black_holed"] = (f.into_failed + f.unroutable).into();
+            update["looped"] = f.looped.into();
+            section["update"] = update;
+        }
+        Some(section)
     }
 }

@@ -89,7 +89,7 @@ impl World {
 
     /// The host agent's last word (VL2 encapsulation), then the NIC queue; false where the
     /// agent held the packet.
-    fn emit<S: Shape>(&mut self, host: u32, pkt: &mut Packet) -> bool {
+    pub(super) fn emit<S: Shape>(&mut self, host: u32, pkt: &mut Packet) -> bool {
         // VL2 directory (directory.rs): the agent maps the AAs to servers, or holds the packet.
         let host = if S::PLAIN || self.directory.is_none() {
             host
@@ -122,6 +122,9 @@ impl World {
         if let (false, Some(t)) = (S::PLAIN, self.trace.as_mut()) {
             let event = if pkt.has(FLAG_ACK) { TraceEvent::Ack } else { TraceEvent::Arrive };
             t.record(self.now, pkt.flow, event, pkt.seg, NO_LINK, Marks::of(&pkt));
+        }
+        if !S::PLAIN && self.udp.is_some() && self.udp_receive(&pkt) {
+            return; // a constant-rate flow's datagram (`udp.rs`): counted, never acknowledged
         }
         if pkt.has(FLAG_ACK) {
             let rack_before = if self.params.rack { self.senders[f].rack_at } else { 0 };

@@ -13,6 +13,7 @@ mod host;
 mod jitter;
 pub mod report;
 mod shape;
+mod udp;
 
 use crate::error::{Error, Result};
 use crate::event::{Event, EventQueue, Next};
@@ -126,6 +127,10 @@ pub struct World {
     scheduled: bool,
     /// Traffic class of each workload part's flows, indexed by `FlowSpec::service`.
     service_class: Vec<u8>,
+    /// The tenants, their weights and each part's tenant (`[[tenants]]`), for the report.
+    pub tenancy: crate::metrics::tenants::Tenancy,
+    /// Constant-rate flows (`workload.transport = "udp"`, `udp.rs`); `None`: every flow is TCP.
+    udp: Option<Box<crate::transport::udp::UdpFlows>>,
     /// Whether each part's flow sizes are rounded up to whole segments (`workload.whole_segments`).
     whole_segments: Vec<bool>,
 }
@@ -248,15 +253,24 @@ impl World {
         if let Some(pool) = s.switch.pool {
             ports.pool_switches(&topo, pool.0, s.switch.alpha.unwrap_or(2.0));
         }
-        let scheduled = !s.switch.classes.is_empty() || s.switch.ecn_marking == EcnMarking::Dequeue;
+        let scheduled = !s.switch.classes.is_empty() || s.switch.tenant_queues || s.switch.ecn_marking == EcnMarking::Dequeue;
+        let tenancy = workload::tenants::tenancy(&s.tenants, &generated.tenants);
         if scheduled {
-            let one = [crate::scenario::ClassSpec { priority: 0, weight: 1 }];
-            let specs = if s.switch.classes.is_empty() { &one[..] } else { &s.switch.classes[..] };
-            let classes: Vec<Class> = specs.iter().map(|c| Class { priority: c.priority, weight: c.weight }).collect();
+            // With tenant queues, tenant i is class i (`workload/tenants.rs`).
+            let classes: Vec<Class> = if s.switch.tenant_queues {
+                workload::tenants::port_classes(&s.tenants)
+            } else if s.switch.classes.is_empty() {
+                vec![Class { priority: 0, weight: 1 }]
+            } else {
+                s.switch.classes.iter().map(|c| Class { priority: c.priority, weight: c.weight }).collect()
+            };
             let quantum = s.switch.quantum.map_or(crate::packet::wire::frame(s.transport.mss as u64, 0), |b| b.0);
             ports.schedule_classes(&topo, &classes, quantum, s.switch.ecn_marking == EcnMarking::Dequeue);
+            if s.switch.tenant_queues {
+                ports.limit_classes(&workload::tenants::class_limits(&s.tenants));
+            }
         }
-        let (faults, state) = if s.failures.is_empty() {
+        let (mut faults, state) = if s.failures.is_empty() {
             (None, LinkState::all_up(&topo))
         } else {
             let changes = crate::failures::resolve(&s.failures, &topo, s.seed)?;
@@ -264,7 +278,10 @@ impl World {
             let (f, state) = failures::Faults::new(&topo, changes, spec, &mut ports, s.seed);
             (Some(Box::new(f)), state)
         };
-        let routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
+        let mut routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
+        if let Some(f) = faults.as_mut() {
+            f.start_control(&topo, &mut routes, &state)?; // `[convergence] mode = "controller"`
+        }
         let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         if fwd.reads_visible_backlog() {
             ports.model_entering(s.routing.entering.unwrap_or(crate::lb::params::DEFAULT_ENTERING).0);
@@ -282,6 +299,12 @@ impl World {
             TcpParams::check_flow_size(l.sizes.max().round(), smallest_mss, || "the flow size distribution's largest flow".into())?;
         }
         let senders = flows.iter().enumerate().map(|(i, f)| Sender::new(f.bytes, params.flow_mss(i), &params)).collect();
+        let udp = crate::transport::udp::UdpFlows::new(generated.udp_rates.clone()).map(|mut u| {
+            for (i, f) in flows.iter().enumerate() {
+                u.add(i as u32, f.service, f.bytes, params.flow_mss(i));
+            }
+            Box::new(u)
+        });
         let n = flows.len();
         // Buckets sized to the events this fabric makes per microsecond (event.rs).
         let host_bps: u64 = topo.ports.iter().filter(|p| topo.is_host(p.from)).map(|p| p.rate_bps).sum();
@@ -372,7 +395,13 @@ impl World {
             exact_hops,
             general_only: false,
             scheduled,
-            service_class: generated.classes,
+            service_class: if s.switch.tenant_queues {
+                tenancy.of_service.iter().map(|t| t.expect("validated: every part has a tenant") as u8).collect()
+            } else {
+                generated.classes
+            },
+            tenancy,
+            udp,
             whole_segments: generated.whole_segments,
         })
     }
@@ -434,7 +463,8 @@ impl World {
             && !self.scheduled
             && self.trace.is_none()
             && self.jitter.is_none()
-            && self.link_jitter.is_none();
+            && self.link_jitter.is_none()
+            && self.udp.is_none();
         if plain && !self.general_only {
             self.fwd.known()
         } else {
@@ -542,6 +572,9 @@ impl World {
                 Some(false) => {} // waits for its connection's previous message
                 Some(true) => self.pump::<General>(flow),
                 None => {
+                    if self.start_udp(flow) {
+                        return; // constant-rate (`udp.rs`): no window, no handshake
+                    }
                     if self.params.handshake_rtt {
                         self.handshake(flow);
                     }
@@ -553,6 +586,7 @@ impl World {
             Event::HostDrain { host } => self.on_host_drain(host),
             Event::TsqWake { flow } => self.on_tsq_wake(flow),
             Event::PortDrain { port } => self.on_port_drain(port),
+            Event::UdpSend { flow } => self.on_udp_send(flow),
             Event::DelayedAck { flow, gen } => {
                 if let Some(ack) = self.receivers[flow as usize].on_delayed_ack_timer(gen) {
                     self.send_ack::<General>(flow, ack);
@@ -748,6 +782,13 @@ impl World {
             self.transmit::<S>(hint.port, h);
             return;
         }
+        // Controller mode (`control/`): the packet's versions; a two-phase update's old rows.
+        let old_rows = !S::PLAIN && self.faults.as_ref().is_some_and(|f| f.control.is_some()) && {
+            match self.control_hop(node, h) {
+                Some(old) => old,
+                None => return, // its version's rules are gone: dropped
+            }
+        };
         let pkt = self.pool.get_mut(h);
         if !S::PLAIN {
             pkt.hops += 1;
@@ -764,7 +805,13 @@ impl World {
         }
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
+        if old_rows {
+            failures::swap_old_rows(&mut self.routes, &mut self.faults);
+        }
         if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
+            if old_rows {
+                failures::swap_old_rows(&mut self.routes, &mut self.faults);
+            }
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
             self.drop_packet(h, NO_LINK);
             return;
@@ -779,6 +826,9 @@ impl World {
             self.fwd.on_egress_known(S::KNOWN, &f, port, pkt);
             port
         };
+        if old_rows {
+            failures::swap_old_rows(&mut self.routes, &mut self.faults);
+        }
         self.transmit::<S>(port, h);
     }
 
@@ -817,6 +867,9 @@ impl World {
         }
         self.pool.free(h);
         self.counters.dropped += 1;
+        if self.udp.is_some() {
+            self.udp_dropped(flow as u32);
+        }
     }
 
     /// Offer packet `h` to `port`; it is dropped or scheduled to arrive at the far end.
@@ -828,6 +881,7 @@ impl World {
                 if !self.topo.is_host(from) && !self.topo.is_host(to) && f.converged() {
                     f.into_failed_converged += 1;
                 }
+                f.into_failed += 1;
                 self.ports.link_losses[port as usize] += 1;
                 self.drop_packet(h, port);
                 return;

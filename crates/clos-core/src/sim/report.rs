@@ -2,7 +2,7 @@
 //! series and the summary, from the world's state when the run stopped.
 
 use super::World;
-use crate::metrics::{fairness, fct, payload_fraction, percentile, present_tiers, slowdown, FlowTable, LinkTable, Report, TimeSeries};
+use crate::metrics::{fairness, fct, payload_fraction, percentile, present_tiers, slowdown, tenants, FlowTable, LinkTable, Report, TimeSeries};
 use crate::topology::{TIERS, TIER_HOPS};
 use crate::transport::TcpParams;
 use crate::units::{seconds, Time};
@@ -114,6 +114,7 @@ impl RunOutput<'_> {
             "queues": self.queue_summary(),
             "links": self.link_summary(&links),
             "services": self.service_summary(&flows),
+            "tenants": self.tenant_summary(),
             "load_balancer": w.load_balancer_stats(),
             "reorder_shim": w.shim_stats().map(|(held, timeouts)| json!({"held": held, "timeouts": timeouts})),
             "failures": w.failure_summary(),
@@ -323,6 +324,15 @@ impl RunOutput<'_> {
             })
             .collect();
         Value::Array(services)
+    }
+
+    /// Per tenant: goodput, FCTs, and the Min-Max Ratio (`metrics/tenants.rs`); null without tenants.
+    fn tenant_summary(&self) -> Value {
+        let w = self.world;
+        let flows: Vec<tenants::FlowRecord> = (0..w.flows.len())
+            .map(|i| tenants::FlowRecord { service: w.flows[i].service, start: w.flows[i].start, delivered: w.delivered_bytes[i], end: w.finished[i] })
+            .collect();
+        tenants::summary(&w.tenancy, &flows, w.now)
     }
 
     /// Goodput per service per bin (every bin of the run, zeros included).

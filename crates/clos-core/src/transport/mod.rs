@@ -8,6 +8,7 @@ pub mod receiver;
 pub mod reorder_shim;
 pub mod sack;
 pub mod tcp;
+pub mod udp;
 
 use crate::error::{bad, Result};
 use crate::units::Time;

@@ -8,7 +8,8 @@
 //! - [`pattern`]: destination choice and the fixed patterns (permutation, stride, bijection);
 //! - [`poisson`], [`periodic`], [`incast`], [`closed_loop`]: arrival processes;
 //! - [`hosts`]: host sets and concurrency as written in scenarios; [`spec`]: validation;
-//! - [`load`]: the offered load a generated workload puts on each tier.
+//! - [`load`]: the offered load a generated workload puts on each tier;
+//! - [`tenants`]: who owns each part, with what weight, and the ports' tenant queues.
 
 pub mod cdf;
 pub mod closed_loop;
@@ -19,6 +20,7 @@ pub mod pattern;
 pub mod periodic;
 pub mod poisson;
 pub mod spec;
+pub mod tenants;
 
 use crate::error::{bad, Result};
 use crate::rng::{below, Stream};
@@ -49,6 +51,12 @@ pub struct Generated {
     pub services: Vec<String>,
     /// Traffic class of each part's flows (`switch.classes`), indexed as `services`.
     pub classes: Vec<u8>,
+    /// Tenant of each part's flows (`workload.tenant`, a name from `[[tenants]]`), indexed as
+    /// `services`.
+    pub tenants: Vec<Option<String>>,
+    /// Each part's constant rate, bits/s, if its flows are unresponsive datagrams
+    /// (`workload.transport = "udp"`, `transport/udp.rs`), indexed as `services`.
+    pub udp_rates: Vec<Option<u64>>,
     /// Whether each part's flow sizes are rounded up to whole segments, indexed as `services`.
     pub whole_segments: Vec<bool>,
     /// `(request, response)` flow ids: the response starts when its request has arrived, not
@@ -91,6 +99,8 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
     let mut closed_loop = ClosedLoop::default();
     let mut services = Vec::new();
     let mut classes = Vec::new();
+    let mut tenants = Vec::new();
+    let mut udp_rates = Vec::new();
     let mut whole_segments = Vec::new();
     let mut described = Vec::new();
     let mut starts_on_arrival = Vec::new();
@@ -111,6 +121,8 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         described.push(load::describe_part(&name, spec, &made, topo));
         services.push(name.clone());
         classes.push(spec.class.unwrap_or(0));
+        tenants.push(spec.tenant.clone());
+        udp_rates.push(udp_rate(spec, path, &made, topo)?);
         whole_segments.push(spec.whole_segments == Some(true));
         let first = flows.len();
         flows.extend(made);
@@ -131,6 +143,8 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
             described.push(load::describe_part(&name, spec, &specs, topo));
             services.push(name);
             classes.push(spec.class.unwrap_or(0));
+            tenants.push(spec.tenant.clone());
+            udp_rates.push(None);
             whole_segments.push(false);
             let at = flows.len();
             starts_on_arrival.extend(answers.iter().enumerate().map(|(k, &r)| ((at + k) as u32, (first + r) as u32)));
@@ -141,7 +155,24 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         }
     }
     let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
-    Ok(Generated { flows, closed_loop, services, classes, whole_segments, starts_on_arrival, continues, summary })
+    Ok(Generated { flows, closed_loop, services, classes, tenants, udp_rates, whole_segments, starts_on_arrival, continues, summary })
+}
+
+/// The constant rate of `spec`'s flows, if they are datagrams (`transport = "udp"`): at most
+/// the link rate of every host that sends one, or the host's NIC queue would grow without bound.
+fn udp_rate(spec: &WorkloadSpec, path: &str, flows: &[FlowSpec], topo: &Topology) -> Result<Option<u64>> {
+    if spec.transport != Some(spec::PartTransport::Udp) {
+        return Ok(None);
+    }
+    let rate = spec.rate.expect("normalised: udp has a rate").0;
+    let slowest = flows.iter().map(|f| topo.ports[topo.port_start[f.src as usize] as usize].rate_bps).min();
+    if let Some(link) = slowest.filter(|&l| rate > l) {
+        return Err(bad(
+            format!("{path}.rate"),
+            format!("{rate} b/s is above a sending host's link rate ({link} b/s): a host cannot send faster than its NIC; use at most that"),
+        ));
+    }
+    Ok(Some(rate))
 }
 
 /// One part's flows, in absolute time, before the simulator starts.

@@ -5,7 +5,7 @@ use super::cdf::{concurrency_cdf, size_cdf};
 use super::hosts::{Concurrency, HostSet, Share};
 use super::pattern::Pattern;
 use crate::error::{bad, Result};
-use crate::units::{ByteSize, Duration, PS_PER_S};
+use crate::units::{ByteSize, Duration, Rate, PS_PER_S};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,18 @@ pub enum WorkloadKind {
     Periodic,
     /// Several named workloads side by side, each on its own hosts and times (VL2 §5.3).
     Services,
+}
+
+/// How a workload's flows send (`workload.transport`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PartTransport {
+    /// The scenario's `[transport]`: TCP, DCTCP or CUBIC.
+    #[default]
+    Tcp,
+    /// Unresponsive datagrams at a constant `rate` (`transport/udp.rs`): no ACKs, no
+    /// retransmission, no congestion control.
+    Udp,
 }
 
 /// A workload: `kind` says which fields apply; the others are rejected by name. Composite
@@ -118,6 +130,18 @@ pub struct WorkloadSpec {
     /// The traffic class of this workload's flows, data and ACKs (`switch.classes`; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<u8>,
+    /// The tenant this workload's flows belong to (a name from `[[tenants]]`; required when
+    /// the scenario lists tenants; `workload/tenants.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// `"udp"`: this workload's flows send at a constant `rate` whatever happens to them
+    /// (`transport/udp.rs`); `"tcp"` (default): as `[transport]` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<PartTransport>,
+    /// With `transport = "udp"`: the rate each flow sends at, on the wire (at most its host's
+    /// link rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
     /// Round every flow's size up to whole segments of its MSS, so that no flow ends in a short
     /// segment (which, serialised faster, overtakes the full one before it on a parallel path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,6 +158,8 @@ pub struct WorkloadSpec {
 const OPEN_ENDED: &[WorkloadKind] = &[Poisson, ClosedLoop, Periodic];
 const FIXED_SIZE: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Incast, Periodic];
 const ALL_BUT_FLOWS: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Services];
+/// Kinds whose flows may be constant-rate: not those that start flows on another's completion.
+const UDP_KINDS: &[WorkloadKind] = &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, Periodic];
 const LEAVES: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic];
 
 pub fn kind_name(k: WorkloadKind) -> String {
@@ -169,6 +195,9 @@ impl WorkloadSpec {
             ("connections", self.connections.is_some(), &[Incast, Flows]),
             ("interval", self.interval.is_some(), &[Incast, Periodic]),
             ("services", self.services.is_some(), &[Services]),
+            ("transport", self.transport.is_some(), UDP_KINDS),
+            ("rate", self.rate.is_some(), UDP_KINDS),
+            ("tenant", self.tenant.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
             ("background", self.background.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
         ]
     }
@@ -291,6 +320,19 @@ impl WorkloadSpec {
         }
         if matches!(self.kind, Poisson | ClosedLoop | Periodic) {
             self.pattern.get_or_insert(Pattern::AllToAll);
+        }
+        match (self.transport, self.rate) {
+            (Some(PartTransport::Udp), None) => {
+                return Err(bad(field("rate"), "is required with transport = \"udp\": the rate each flow sends at, e.g. \"2Gbps\""));
+            }
+            (Some(PartTransport::Udp), Some(r)) if r.0 == 0 => return Err(bad(field("rate"), "must be positive, e.g. \"2Gbps\"")),
+            (Some(PartTransport::Udp), _) if self.connections.is_some() => {
+                return Err(bad(field("connections"), "applies to TCP flows; constant-rate datagrams (transport = \"udp\") have no connection: remove it"));
+            }
+            (Some(PartTransport::Tcp) | None, Some(_)) => {
+                return Err(bad(field("rate"), "applies to constant-rate flows: set transport = \"udp\" too, or remove it (TCP's rate is its own)"));
+            }
+            _ => {}
         }
         if let Some(b) = self.background.as_mut() {
             b.normalize(&field("background"), self.stop.or(stop))?;

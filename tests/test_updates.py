@@ -1,0 +1,145 @@
+"""Forwarding-state changes that take time, and consistent updates (issue 38; docs/updates.md).
+
+The three example scenarios (examples/updates/) fail and repair tor0-agg0 on the VL2 testbed
+under traffic, with a controller that pushes rules over a 2.5 ms channel at 1000 rules/s, by each
+update strategy. What each strategy guarantees (Frenetic, seed 004 L5106-L5270) is checked on
+their summaries, with the rule counts and times derived by hand in docs/updates.md.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import clos
+from clos.cli.main import app
+from clos.results.report import write_report
+from clos.scenario import Scenario
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "updates"
+STAMPS = 80  # two-phase: one ingress stamping rule per server port, 4 ToRs x 20 servers
+
+
+@pytest.fixture(scope="module")
+def updates() -> dict[str, dict]:
+    """Each strategy's `failures.update` summary section, with `failures` beside it."""
+    out = {}
+    for strategy in ("unordered", "ordered", "two-phase"):
+        summary = clos.run(Scenario.load(EXAMPLES / f"vl2-link-failure-{strategy}.toml")).summary
+        out[strategy] = {**summary["failures"]["update"], "failures": summary["failures"]}
+    return out
+
+
+def test_two_phase_forwards_every_packet_by_one_version(updates):
+    two = updates["two-phase"]
+    assert two["mixed_version_packets"] == 0
+    assert two["stale_version_dropped"] == 0
+    assert two["looped"] == 0
+    # Both updates (failure, then the repair that waited for it) finished inside the run.
+    assert [u["old_rules_removed_s"] is not None for u in two["updates"]] == [True, True]
+
+
+def test_unordered_updates_mix_versions_and_loop(updates):
+    un = updates["unordered"]
+    assert un["mixed_version_packets"] > 0
+    assert un["looped"] > 0
+    assert un["looped"] == un["failures"]["looped"]
+
+
+def test_ordered_updates_do_not_loop(updates):
+    assert updates["ordered"]["looped"] == 0
+
+
+def test_every_strategy_black_holes_until_the_failed_links_ends_are_told(updates):
+    for strategy, u in updates.items():
+        lost = u["failures"]["lost_on_failed_links"]
+        # Black-holed: sent into the dead link by stale rules; the rest of the link's losses
+        # were in its queue or on the wire when it failed.
+        assert 0 < u["black_holed"] <= lost + u["failures"]["unroutable"], strategy
+
+
+def test_unordered_update_time_is_latency_plus_rules_over_rate(updates):
+    # Detected at 6 ms (5 ms + 1 ms detection); the switch with the most writes (agg0: its
+    # entries toward tor0 and tor2, 2 groups added and 2 dropped = 6; crates/clos-core/tests/
+    # updates.rs) is done 2.5 ms + 6 / 1000 s later.
+    first = updates["unordered"]["updates"][0]
+    assert first["detected_s"] == pytest.approx(6e-3, abs=1e-12)
+    assert (first["most_rules_one_switch"], first["busiest_switch"]) == (6, "agg0")
+    assert first["time_to_complete_s"] == pytest.approx(2.5e-3 + 6e-3, abs=1e-12)
+
+
+def test_ordered_takes_a_round_trip_per_round(updates):
+    first = updates["ordered"]["updates"][0]
+    assert first["rounds"] >= 2
+    assert first["time_to_complete_s"] > updates["unordered"]["updates"][0]["time_to_complete_s"]
+
+
+def test_two_phase_peak_rule_space_is_old_plus_new(updates):
+    two = updates["two-phase"]
+    first = two["updates"][0]
+    assert two["rules_at_start_total"] == first["rules_old_version"] + STAMPS
+    assert (
+        two["peak_rules_total"] == first["rules_old_version"] + first["rules_new_version"] + STAMPS
+    )
+    # In place, a switch holds at most the groups it adds on top.
+    un = updates["unordered"]
+    assert un["rules_at_start_total"] + STAMPS == two["rules_at_start_total"]
+    assert un["peak_rules_total"] < 1.1 * un["rules_at_start_total"]
+
+
+def test_the_default_mode_reports_no_update_section():
+    s = Scenario.load(
+        EXAMPLES / "vl2-link-failure-unordered.toml",
+        ["stop=8ms", "convergence.mode=link_state"],
+    )
+    table = s.table
+    for key in ("update", "latency", "rule_rate", "table_size"):
+        table["convergence"].pop(key)
+    summary = clos.run(Scenario(table)).summary
+    assert "update" not in summary["failures"]
+
+
+def test_the_docs_example_runs():
+    """docs/updates.md's `[[failures]]` and `[convergence]` (STYLE.md: documented examples run)."""
+    text = (Path(__file__).parent.parent / "docs" / "updates.md").read_text()
+    snippet = tomllib.loads(re.findall(r"```toml\n(.*?)```", text, flags=re.S)[0])
+    table = Scenario.load(EXAMPLES / "vl2-link-failure-unordered.toml", ["stop=10ms"]).table
+    table.update(snippet)
+    update = clos.run(Scenario(table)).summary["failures"]["update"]
+    assert (update["strategy"], update["drain_s"]) == ("two_phase", 1e-3)
+    assert update["mixed_version_packets"] == 0
+
+
+def test_the_report_shows_the_updates(tmp_path: Path):
+    s = Scenario.load(EXAMPLES / "vl2-link-failure-unordered.toml", ["stop=30ms"])
+    results = clos.run(s)
+    folder = results.save(tmp_path / "run")
+    text = write_report(folder).read_text()
+    mixed = results.summary["failures"]["update"]["mixed_version_packets"]
+    assert "Routing updates" in text
+    assert f"Strategy unordered: {mixed:,} packets forwarded by a mix" in text
+    assert "8.500 ms" in text  # time to complete: 2.5 ms + 6 rules at 1000/s
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("convergence.table_size=20", "convergence.table_size: tor0 needs 27 rules"),
+        ("convergence.drain=1ms", 'convergence.drain: applies to update = "two_phase"'),
+        ("convergence.install=1ms", 'convergence.install: does not apply to mode "controller"'),
+        ("convergence.mode=link_state", 'convergence.update: applies to mode = "controller"'),
+        ("convergence.rule_rate=-5", "convergence.rule_rate: must be a positive number"),
+    ],
+)
+def test_input_errors_name_the_field(override: str, says: str):
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["validate", str(EXAMPLES / "vl2-link-failure-unordered.toml"), "--set", override]
+    )
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert says in result.stderr
