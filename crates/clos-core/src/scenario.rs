@@ -672,7 +672,11 @@ impl Scenario {
             }
         }
         self.validate_classes()?;
-        let queues = crate::workload::tenants::SwitchQueues { tenant_queues: self.switch.tenant_queues, classes: !self.switch.classes.is_empty(), buffer: self.switch.buffer };
+        let queues = crate::workload::tenants::SwitchQueues {
+            tenant_queues: self.switch.tenant_queues,
+            classes: !self.switch.classes.is_empty(),
+            buffer: self.switch.buffer,
+        };
         crate::workload::tenants::validate(&self.tenants, &queues, &self.workload, min_frame)?;
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
             return Err(bad(

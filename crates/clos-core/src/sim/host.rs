@@ -183,13 +183,7 @@ impl World {
         let r = self.receivers[f].on_data(self.now, s, short, &self.params);
         if r.delivered > 0 {
             let bytes: u64 = (before..before + r.delivered).map(|s| self.senders[f].payload(s) as u64).sum();
-            self.delivered_bytes[f] += bytes;
-            let bin = (self.now / self.bin) as usize;
-            let series = &mut self.goodput_bins[self.flows[f].service as usize];
-            if series.len() <= bin {
-                series.resize(bin + 1, 0);
-            }
-            series[bin] += bytes;
+            self.count_delivered(f, bytes);
             if self.receivers[f].nxt >= self.senders[f].total && self.finished[f].is_none() {
                 self.finished[f] = Some(self.now);
                 self.flows_done += 1;
@@ -304,5 +298,18 @@ impl World {
                 self.pump::<General>(flow); // re-arms the timer with the backed-off RTO
             }
         }
+    }
+
+    /// `bytes` of flow `f`'s payload reached its receiver now: its total and its part's goodput
+    /// bin.
+    #[inline]
+    pub(super) fn count_delivered(&mut self, f: usize, bytes: u64) {
+        self.delivered_bytes[f] += bytes;
+        let bin = (self.now / self.bin) as usize;
+        let series = &mut self.goodput_bins[self.flows[f].service as usize];
+        if series.len() <= bin {
+            series.resize(bin + 1, 0);
+        }
+        series[bin] += bytes;
     }
 }

@@ -36,17 +36,11 @@ impl World {
 
     /// A data packet reached its receiver: if its flow is constant-rate, count it (true).
     pub(super) fn udp_receive(&mut self, pkt: &Packet) -> bool {
-        let Some(u) = self.udp.as_mut().filter(|u| u.is_udp(pkt.flow)) else { return false };
-        let f = pkt.flow as usize;
-        let bytes = pkt.payload as u64;
-        self.delivered_bytes[f] += bytes;
-        let bin = (self.now / self.bin) as usize;
-        let series = &mut self.goodput_bins[self.flows[f].service as usize];
-        if series.len() <= bin {
-            series.resize(bin + 1, 0);
+        if !self.udp.as_ref().is_some_and(|u| u.is_udp(pkt.flow)) {
+            return false;
         }
-        series[bin] += bytes;
-        let fate = u.arrived(pkt.flow);
+        self.count_delivered(pkt.flow as usize, pkt.payload as u64);
+        let fate = self.udp.as_mut().expect("checked above").arrived(pkt.flow);
         self.udp_settled(pkt.flow, fate);
         true
     }

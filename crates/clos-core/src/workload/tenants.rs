@@ -19,8 +19,8 @@
 
 use super::spec::WorkloadSpec;
 use crate::error::{bad, Result};
-use crate::metrics::tenants::Tenancy;
 use crate::fabric::scheduler::{Class, MAX_CLASSES};
+use crate::metrics::tenants::Tenancy;
 use crate::units::ByteSize;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
