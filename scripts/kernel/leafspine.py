@@ -93,6 +93,7 @@ class LeafSpine(Star):
             sh("sysctl", "-qw", f"{key}={value}", ns=ns)
 
     def __enter__(self) -> "LeafSpine":
+        self.hold()
         self.teardown()
         buffer = self.buffer * 1514 // 1538  # the same buffer in frames as clos's (star.py)
         for ns in self.leaf_ns + self.spine_ns:

@@ -36,6 +36,7 @@ scenario drawn once per run.
 
 import argparse
 import ctypes
+import fcntl
 import json
 import os
 import re
@@ -127,6 +128,7 @@ class Star:
         return f"{NET}.{i + 1}"
 
     def __enter__(self) -> "Star":
+        self.hold()
         self.teardown()
         sh("ip", "netns", "add", self.sw)
         sh("ip", "link", "add", "br0", "type", "bridge", ns=self.sw)
@@ -206,6 +208,13 @@ class Star:
 
     def __exit__(self, *_) -> None:
         self.teardown()
+        self.lock.close()
+
+    def hold(self) -> None:
+        """Wait until no other testbed runs on this machine: every run names its namespaces
+        alike, so a second one (a test beside a table) would tear down the first's."""
+        self.lock = open(Path(tempfile.gettempdir()) / "clos-kernel.lock", "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
 
     def teardown(self) -> None:
         out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

@@ -719,22 +719,43 @@ impl Sender {
         self.lost_limit = self.lost_limit.max(originals_lost.min(self.nxt));
     }
 
-    /// RFC 8985 §6.2 outside recovery: a hole below SACKed data (sent before it) is lost once
-    /// the reordering window has passed since that data was delivered: a quarter of the least
-    /// round trip (Linux's `tcp_rack_reo_wnd`), counted from the first ACK that reports it, and
-    /// Linux's timer floor (`TIMEOUT_MIN`).
-    /// Fewer than `dupthresh` SACKed segments never start recovery otherwise, and a hole near a
-    /// flow's end would wait for the retransmission timer.
+    /// RFC 8985 §6.2 outside recovery: a hole below SACKed data is lost once RACK.rtt (the
+    /// round trip of the segment just delivered) and the reordering window have passed since the
+    /// hole was sent. The window is a quarter of the least round trip (Linux's
+    /// `tcp_rack_reo_wnd`). So a hole sent a window or more before the segment just delivered is
+    /// lost at once, and recovery starts on this ACK (Linux's `tcp_rack_detect_loss`, then
+    /// `tcp_time_to_recover`): the hole of a flight lost whole, once the tail loss probe sent
+    /// after it is SACKed. A hole sent about when the delivered segment was (reordering among
+    /// segments of one burst) waits for the timer: the window from this ACK, and Linux's timer
+    /// floor (`TIMEOUT_MIN`). Fewer than `dupthresh` SACKed segments never start recovery
+    /// otherwise, and a hole near a flow's end would wait for the retransmission timer.
     #[cold]
     #[inline(never)]
     fn arm_rack(&mut self, now: Time, p: &TcpParams) {
         let waiting = self.recovery == Recovery::None && self.outstanding() && self.una >= self.recover && !self.sacked.is_empty();
         if !waiting {
             self.rack_at = 0;
-        } else if self.rack_at == 0 {
-            let min_rtt = if self.min_rtt == Time::MAX { 0 } else { self.min_rtt };
-            self.rack_at = p.timer_at(now, min_rtt / 4 + TIMEOUT_MIN);
+            return;
         }
+        let reo_wnd = if self.min_rtt == Time::MAX { 0 } else { self.min_rtt / 4 };
+        let delivered_sent = now.saturating_sub(self.rack_rtt);
+        if self.hole_sent_at().is_some_and(|sent| sent + reo_wnd <= delivered_sent) {
+            self.rack_at = 0;
+            let sacked = self.sacked.count_below(self.nxt);
+            self.start_recovery(now, sacked, p);
+        } else if self.rack_at == 0 {
+            self.rack_at = p.timer_at(now, reo_wnd + TIMEOUT_MIN);
+        }
+    }
+
+    /// When the oldest unacknowledged segment was last sent, from RACK's log: its outstanding
+    /// retransmission, else its first transmission.
+    fn hole_sent_at(&self) -> Option<Time> {
+        let r = self.rack.as_deref()?;
+        if let Some(x) = r.sent.iter().rev().find(|x| x.seg == self.una) {
+            return Some(x.at);
+        }
+        r.originals.get(self.una.checked_sub(r.first)? as usize).copied()
     }
 
     /// RACK's reordering timer fired at `now`: the hole is lost, recovery starts, and every hole
@@ -1344,6 +1365,25 @@ mod tests {
             assert_eq!(s.on_rack_timer(due, &p), rack);
             let resent = resent(&mut s);
             assert_eq!(resent, if rack { vec![8] } else { vec![] }, "rack {rack}");
+        }
+    }
+
+    /// By hand, a flight lost whole (RFC 8985 §6.2 and §7): 0..10 out at 0 and lost; the tail
+    /// loss probe sends the new 10 at 500, and its SACK arrives at 600 (RACK.rtt 100, the least
+    /// round trip, so a reordering window of 25). 0 was sent 500 before the segment just
+    /// delivered, far more than the window: it is lost at once, recovery starts on this ACK and
+    /// resends it. A stack that waits out the window from the ACK instead resends nothing
+    /// until its timer. Without RACK neither happens: one SACKed segment is below `dupthresh`.
+    #[test]
+    fn rack_deems_a_flight_lost_at_once_when_the_probe_after_it_is_sacked() {
+        for rack in [false, true] {
+            let p = TcpParams { rack, ..params() };
+            let mut s = window_out(&p, 100_000, 10);
+            assert_eq!(s.probe(500), Some((10, false)));
+            s.on_ack(600, 0, &[(10, 11), (0, 0), (0, 0)], false, 500, &p);
+            assert_eq!(s.recovery == Recovery::Fast, rack, "rack {rack}");
+            assert_eq!(s.rack_at, 0);
+            assert_eq!(drain_at(&mut s, 600).first(), if rack { Some(&(0, true)) } else { None });
         }
     }
 
