@@ -171,14 +171,15 @@ def test_the_report_shows_the_updates(tmp_path: Path):
         ("convergence.install=1ms", 'convergence.install: does not apply to mode "controller"'),
         ("convergence.mode=link_state", 'convergence.update: applies to mode = "controller"'),
         ("convergence.rule_rate=-5", "convergence.rule_rate: must be a positive number"),
-        ("convergence.flow_timeout=1ms", 'convergence.flow_timeout: applies to update = "per_flow"'),
+        (
+            "convergence.flow_timeout=1ms",
+            'convergence.flow_timeout: applies to update = "per_flow"',
+        ),
     ],
 )
 def test_input_errors_name_the_field(override: str, says: str):
     runner = CliRunner()
-    result = runner.invoke(
-        app, ["validate", "updates-unordered", "--set", override]
-    )
+    result = runner.invoke(app, ["validate", "updates-unordered", "--set", override])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert says in result.stderr
