@@ -163,6 +163,18 @@ def test_the_report_shows_the_updates(tmp_path: Path):
     assert "8.500 ms" in text  # time to complete: 2.5 ms + 6 rules at 1000/s
 
 
+def test_the_report_says_which_flows_kept_their_version(tmp_path: Path):
+    results = clos.run(Scenario.load("updates-per-flow", ["stop=70ms"]))
+    text = write_report(results.save(tmp_path / "run")).read_text()
+    u = results.summary["failures"]["update"]
+    assert u["flows_switched_version"] == 0 and u["flows_kept_on_old_version"] > 0
+    kept = u["flows_kept_on_old_version"]
+    assert f"0 flows moved to a new version while they lasted, {kept:,} kept the old" in text
+    # Conservation holds through the update (sent = delivered + dropped + in flight).
+    p = results.summary["packets"]
+    assert p["sent"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
 @pytest.mark.parametrize(
     ("override", "says"),
     [
