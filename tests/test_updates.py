@@ -1,7 +1,7 @@
 """Forwarding-state changes that take time, and consistent updates (issue 38; docs/updates.md).
 
-The three example scenarios (examples/updates/) fail and repair tor0-agg0 on the VL2 testbed
-under traffic, with a controller that pushes rules over a 2.5 ms channel at 1000 rules/s, by each
+The four bundled scenarios (`updates-unordered`, `updates-ordered`, `updates-two-phase`,
+`updates-per-flow`) fail and repair tor0-agg0 on the VL2 testbed under traffic, with a controller that pushes rules over a 2.5 ms channel at 1000 rules/s, by each
 update strategy. What each strategy guarantees (Frenetic, seed 004 L5106-L5270) is checked on
 their summaries, with the rule counts and times derived by hand in docs/updates.md.
 """
@@ -20,7 +20,6 @@ from clos.cli.main import app
 from clos.results.report import write_report
 from clos.scenario import Scenario
 
-EXAMPLES = Path(__file__).parent.parent / "examples" / "updates"
 STAMPS = 80  # two-phase: one ingress stamping rule per server port, 4 ToRs x 20 servers
 
 
@@ -28,10 +27,49 @@ STAMPS = 80  # two-phase: one ingress stamping rule per server port, 4 ToRs x 20
 def updates() -> dict[str, dict]:
     """Each strategy's `failures.update` summary section, with `failures` beside it."""
     out = {}
-    for strategy in ("unordered", "ordered", "two-phase"):
-        summary = clos.run(Scenario.load(EXAMPLES / f"vl2-link-failure-{strategy}.toml")).summary
+    for strategy in ("unordered", "ordered", "two-phase", "per-flow"):
+        summary = clos.run(Scenario.load(f"updates-{strategy}")).summary
         out[strategy] = {**summary["failures"]["update"], "failures": summary["failures"]}
     return out
+
+
+def test_done_when_one_bundled_scenario_per_strategy(updates):
+    """Issue 38's done-when: on VL2, unordered updates mix versions (and loop, and black-hole),
+    two-phase mixes none, and each bundled scenario reports its rule-space cost: in place
+    (unordered, ordered) a switch adds at most the groups it adds on top; two-phase and
+    per-flow hold old and new versions at once (Frenetic L5188-L5196), so the peak is the
+    start's plus the new version's rules, and per-flow's new stamping rules too."""
+    un, two = updates["unordered"], updates["two-phase"]
+    assert un["mixed_version_packets"] > 0 and un["looped"] > 0 and un["black_holed"] > 0
+    assert two["mixed_version_packets"] == 0
+    for strategy, u in updates.items():
+        extra = u["peak_rules_total"] - u["rules_at_start_total"]
+        first = u["updates"][0]
+        if strategy in ("unordered", "ordered"):
+            assert 0 < extra <= 0.1 * first["rules_old_version"], strategy
+        elif strategy == "two-phase":
+            # The new version's routing rules (160, against the old's 158).
+            assert extra == first["rules_new_version"], strategy
+        else:
+            # And the new stamping rules beside the old ones, which time out.
+            assert extra == first["rules_new_version"] + STAMPS, strategy
+        assert u["updates"][0]["time_to_complete_s"] > 0, strategy
+
+
+def test_per_flow_keeps_every_flow_on_one_version(updates):
+    """Per-flow consistency (Frenetic L5226-L5270): no packet mixes versions, and no flow is
+    moved to the new version while it lasts, where two-phase moves every live flow at its
+    ingress switch's flip. The 20 MB flows outlast the run, so the old rules never expire
+    (L5259-L5262, "they may never die") and the repair waits behind them."""
+    pf, two = updates["per-flow"], updates["two-phase"]
+    assert pf["mixed_version_packets"] == 0 and pf["stale_version_dropped"] == 0
+    assert pf["flows_switched_version"] == 0
+    assert pf["flows_kept_on_old_version"] > 0
+    assert two["flows_switched_version"] > 0
+    assert pf["updates"][0]["old_rules_removed_s"] is None
+    assert len(pf["updates"]) == 1  # the repair is still waiting at the end of the run
+    # Staging and the flip take what two-phase's take: the same messages.
+    assert pf["updates"][0]["completed_s"] == two["updates"][0]["completed_s"]
 
 
 def test_two_phase_forwards_every_packet_by_one_version(updates):
@@ -93,7 +131,7 @@ def test_two_phase_peak_rule_space_is_old_plus_new(updates):
 
 def test_the_default_mode_reports_no_update_section():
     s = Scenario.load(
-        EXAMPLES / "vl2-link-failure-unordered.toml",
+        "updates-unordered",
         ["stop=8ms", "convergence.mode=link_state"],
     )
     table = s.table
@@ -107,7 +145,7 @@ def test_the_docs_example_runs():
     """docs/updates.md's `[[failures]]` and `[convergence]` (STYLE.md: documented examples run)."""
     text = (Path(__file__).parent.parent / "docs" / "updates.md").read_text()
     snippet = tomllib.loads(re.findall(r"```toml\n(.*?)```", text, flags=re.S)[0])
-    table = Scenario.load(EXAMPLES / "vl2-link-failure-unordered.toml", ["stop=10ms"]).table
+    table = Scenario.load("updates-unordered", ["stop=10ms"]).table
     table.update(snippet)
     update = clos.run(Scenario(table)).summary["failures"]["update"]
     assert (update["strategy"], update["drain_s"]) == ("two_phase", 1e-3)
@@ -115,7 +153,7 @@ def test_the_docs_example_runs():
 
 
 def test_the_report_shows_the_updates(tmp_path: Path):
-    s = Scenario.load(EXAMPLES / "vl2-link-failure-unordered.toml", ["stop=30ms"])
+    s = Scenario.load("updates-unordered", ["stop=30ms"])
     results = clos.run(s)
     folder = results.save(tmp_path / "run")
     text = write_report(folder).read_text()
@@ -123,6 +161,18 @@ def test_the_report_shows_the_updates(tmp_path: Path):
     assert "Routing updates" in text
     assert f"Strategy unordered: {mixed:,} packets forwarded by a mix" in text
     assert "8.500 ms" in text  # time to complete: 2.5 ms + 6 rules at 1000/s
+
+
+def test_the_report_says_which_flows_kept_their_version(tmp_path: Path):
+    results = clos.run(Scenario.load("updates-per-flow", ["stop=70ms"]))
+    text = write_report(results.save(tmp_path / "run")).read_text()
+    u = results.summary["failures"]["update"]
+    assert u["flows_switched_version"] == 0 and u["flows_kept_on_old_version"] > 0
+    kept = u["flows_kept_on_old_version"]
+    assert f"0 flows moved to a new version while they lasted, {kept:,} kept the old" in text
+    # Conservation holds through the update (sent = delivered + dropped + in flight).
+    p = results.summary["packets"]
+    assert p["sent"] == p["delivered"] + p["dropped"] + p["in_flight"]
 
 
 @pytest.mark.parametrize(
@@ -133,13 +183,15 @@ def test_the_report_shows_the_updates(tmp_path: Path):
         ("convergence.install=1ms", 'convergence.install: does not apply to mode "controller"'),
         ("convergence.mode=link_state", 'convergence.update: applies to mode = "controller"'),
         ("convergence.rule_rate=-5", "convergence.rule_rate: must be a positive number"),
+        (
+            "convergence.flow_timeout=1ms",
+            'convergence.flow_timeout: applies to update = "per_flow"',
+        ),
     ],
 )
 def test_input_errors_name_the_field(override: str, says: str):
     runner = CliRunner()
-    result = runner.invoke(
-        app, ["validate", str(EXAMPLES / "vl2-link-failure-unordered.toml"), "--set", override]
-    )
+    result = runner.invoke(app, ["validate", "updates-unordered", "--set", override])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert says in result.stderr

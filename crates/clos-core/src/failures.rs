@@ -123,8 +123,8 @@ pub struct ConvergenceSpec {
     /// Link state and controller: a restored link is advertised only this much later (default 0s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_down: Option<Duration>,
-    /// Controller: how a routing change reaches the switches: `unordered` (default), `ordered`
-    /// or `two_phase` (docs/updates.md).
+    /// Controller: how a routing change reaches the switches: `unordered` (default), `ordered`,
+    /// `two_phase` or `per_flow` (docs/updates.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update: Option<crate::control::UpdateStrategy>,
     /// Controller: round trip between the controller and a switch (default 2.5ms, Frenetic's
@@ -142,6 +142,11 @@ pub struct ConvergenceSpec {
     /// controller removing the old version's rules (default 1ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drain: Option<Duration>,
+    /// Controller, `per_flow`: a flow idle this long at its ingress switch is over, and its next
+    /// packet takes the new version; the old version's rules go once every flow on it is over
+    /// (default 1s, OpenFlow's shortest idle timeout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_timeout: Option<Duration>,
 }
 
 impl ConvergenceSpec {
@@ -153,6 +158,7 @@ impl ConvergenceSpec {
             rule_rate: self.rule_rate.expect("normalised"),
             table_size: self.table_size.expect("normalised"),
             drain: self.drain.map_or(0, |d| d.0),
+            flow_timeout: self.flow_timeout.map_or(0, |d| d.0),
         }
     }
 
@@ -334,6 +340,9 @@ fn normalize_controller(c: &mut ConvergenceSpec) -> Result<()> {
     if c.drain.is_some() && c.update != Some(crate::control::UpdateStrategy::TwoPhase) {
         return Err(bad("convergence.drain", "applies to update = \"two_phase\" only; remove it or set update = \"two_phase\""));
     }
+    if c.flow_timeout.is_some() && c.update != Some(crate::control::UpdateStrategy::PerFlow) {
+        return Err(bad("convergence.flow_timeout", "applies to update = \"per_flow\" only; remove it or set update = \"per_flow\""));
+    }
     if let Some(r) = c.rule_rate {
         if !(r.is_finite() && r > 0.0) {
             return Err(bad("convergence.rule_rate", format!("must be a positive number of rules per second, got {r}")));
@@ -354,6 +363,12 @@ fn normalize_controller(c: &mut ConvergenceSpec) -> Result<()> {
             return Err(bad("convergence.drain", "must be at least 1us: old-tagged packets need time to leave"));
         }
     }
+    if c.update == Some(crate::control::UpdateStrategy::PerFlow) {
+        c.flow_timeout.get_or_insert(crate::control::DEFAULT_FLOW_TIMEOUT);
+        if c.flow_timeout.unwrap().0 < PS_PER_US {
+            return Err(bad("convergence.flow_timeout", "must be at least 1us; OpenFlow idle timeouts are whole seconds (the default, 1s)"));
+        }
+    }
     Ok(())
 }
 
@@ -365,6 +380,7 @@ fn reject_controller_fields(c: &ConvergenceSpec) -> Result<()> {
         ("rule_rate", c.rule_rate.is_some()),
         ("table_size", c.table_size.is_some()),
         ("drain", c.drain.is_some()),
+        ("flow_timeout", c.flow_timeout.is_some()),
     ];
     if let Some((name, _)) = given.iter().find(|g| g.1) {
         return Err(bad(format!("convergence.{name}"), "applies to mode = \"controller\" only; add mode = \"controller\" or remove it"));

@@ -127,6 +127,47 @@ fn input_errors_name_the_field() {
     assert!(e.starts_with("convergence.drain") && e.contains("two_phase"), "{e}");
     let e = err(json!({"mode": "controller", "rule_rate": 0}));
     assert!(e.starts_with("convergence.rule_rate"), "{e}");
-    let e = err(json!({"mode": "controller", "update": "per_flow"}));
+    let e = err(json!({"mode": "controller", "update": "per_packet"}));
     assert!(e.contains("update") && e.contains("two_phase"), "{e}");
+    let e = err(json!({"mode": "controller", "flow_timeout": "1ms"}));
+    assert!(e.starts_with("convergence.flow_timeout") && e.contains("per_flow"), "{e}");
+    let e = err(json!({"mode": "controller", "update": "per_flow", "flow_timeout": "0s"}));
+    assert!(e.starts_with("convergence.flow_timeout") && e.contains("at least"), "{e}");
+}
+
+/// Per-flow consistency (Frenetic L5226-L5270): a flow keeps the version it started on until it
+/// has been idle for `flow_timeout`, so no flow's packets see two versions while it lasts, where
+/// a two-phase update moves every long flow over mid-flow (per-packet consistency only). The
+/// 20 MB flows outlast the 40 ms run (at least 160 ms at 1 Gb/s), so flows stay on the old
+/// version and its rules never expire: the seed's "they may never die" (L5253-L5256).
+#[test]
+fn per_flow_keeps_each_flow_on_one_version() {
+    let pf = update_section("per_flow", json!({"flow_timeout": "2ms"}));
+    assert_eq!((n(&pf, "mixed_version_packets"), n(&pf, "stale_version_dropped")), (0.0, 0.0), "{pf}");
+    assert_eq!(n(&pf, "flows_switched_version"), 0.0, "{pf}");
+    assert!(n(&pf, "flows_kept_on_old_version") > 0.0, "{pf}");
+    assert!(pf["updates"][0]["old_rules_removed_s"].is_null(), "long flows keep the old rules: {pf}");
+    let two = update_section("two_phase", json!({}));
+    assert!(n(&two, "flows_switched_version") > 0.0, "two-phase moves live flows: {two}");
+}
+
+/// Once every flow on the old version is over, its rules go: the last old-stamped packet's rule
+/// times out `flow_timeout` later, the controller hears one way later and sends the removal,
+/// which arrives one way later and takes the old rules / rate. With 1 MB flows (8 ms at 1 Gb/s)
+/// that finish within the 60 ms run, both updates end, and the removal comes at least `flow_timeout`
+/// + `latency` + 27 rules (a ToR's old routing rules) / 10,000 per s after the last flip.
+#[test]
+fn per_flow_removes_the_old_rules_once_the_old_flows_are_over() {
+    let mut base = base();
+    base["workload"]["bytes"] = json!("1MB");
+    base["stop"] = json!("60ms");
+    let c = json!({"mode": "controller", "detection": "1ms", "rule_rate": 10000, "update": "per_flow", "flow_timeout": "2ms"});
+    let r = run(&scenario(base, json!({ "convergence": c })));
+    let pf = &r.summary["failures"]["update"];
+    assert_eq!((n(pf, "mixed_version_packets"), n(pf, "flows_switched_version")), (0.0, 0.0), "{pf}");
+    for u in pf["updates"].as_array().unwrap() {
+        let (done, removed) = (n(u, "completed_s"), n(u, "old_rules_removed_s"));
+        assert!(removed >= done + 2e-3 + 2.5e-3 + 27.0 / 10_000.0 - 1e-12, "{u}");
+    }
+    assert_eq!(pf["updates"].as_array().unwrap().len(), 2, "{pf}");
 }

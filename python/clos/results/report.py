@@ -263,6 +263,18 @@ def _tenants(run: SavedRun) -> list[str]:
     )
 
 
+def _flow_versions(u: dict) -> str:
+    """Two-phase and per-flow: flows moved between versions while they lasted (per-flow keeps
+    them: docs/updates.md)."""
+    moved, kept = u.get("flows_switched_version"), u.get("flows_kept_on_old_version")
+    if moved is None:
+        return ""
+    text = f"{units.count(moved)} flows moved to a new version while they lasted"
+    if kept is not None:
+        text += f", {units.count(kept)} kept the old one until idle"
+    return text + ". "
+
+
 def _updates(run: SavedRun) -> list[str]:
     """Controller-mode routing updates (docs/updates.md): each update's times and rules, with the
     transient's losses and the rule space it took."""
@@ -275,7 +287,8 @@ def _updates(run: SavedRun) -> list[str]:
         f"forwarded by a mix of old and new rules, {units.count(u.get('looped'))} looped, "
         f"{units.count(u.get('black_holed'))} black-holed, "
         f"{units.count(u.get('stale_version_dropped'))} dropped with their version's rules gone. "
-        f"Rules held: {units.count(u.get('rules_at_start_total'))} at the start, "
+        + _flow_versions(u)
+        + f"Rules held: {units.count(u.get('rules_at_start_total'))} at the start, "
         f"{units.count(u.get('peak_rules_total'))} at the peak "
         f"({units.count(u.get('peak_rules_max_switch'))} on the fullest switch, of "
         f"{units.count(u.get('table_size'))}); {len(u.get('table_overflows') or [])} refused for "

@@ -7,13 +7,17 @@
 //! change one way after the switch at the changed link detects it, and starts sending then.
 //! Under `unordered` and `ordered` a later change starts its own update at once (a switch
 //! writes messages in the order sent, and a newer version's rule is never overwritten by an
-//! older one); under `two_phase` updates run one at a time (Frenetic's versions are
+//! older one); under `two_phase` and `per_flow` updates run one at a time (Frenetic's versions are
 //! sequential, seed 004 L5188-L5207): a change that comes during one waits for its old rules
 //! to be removed, and the changes that waited share one version.
 //!
 //! Table space is enforced: a switch whose table would need more than `table_size` rules for
 //! an update refuses it (an OpenFlow switch answers "table full") and keeps its old rules. The
 //! summary reports every refusal; a two-phase update with a refusal never flips.
+//!
+//! Under `per_flow`, the old rules go when the last flow on them has been idle for
+//! `flow_timeout`, a time known only as packets pass: the controller checks then (`Expire`),
+//! and plans the removal when it finds every old flow over.
 
 use super::channel::Channel;
 use super::consistency::{Agreed, VersionLog};
@@ -34,8 +38,12 @@ enum Step {
     Write { s: usize, v: u8, entries: Option<Vec<u32>>, during: u64, after: u64 },
     /// Two-phase: switch `s` holds the new version beside the old one (`during` rules).
     Stage { s: usize, during: u64 },
-    /// Two-phase: ingress switch `s` stamps packets with version `v`.
-    Flip { s: usize, v: u8 },
+    /// Two-phase: ingress switch `s` stamps packets with version `v`. Per-flow: new flows;
+    /// the new stamping rules go beside the old ones (`add` rules more).
+    Flip { s: usize, v: u8, add: u64 },
+    /// Per-flow: update `u`'s flows on the old version may all be over; if not, check again
+    /// when they can be.
+    Expire { u: usize },
     /// Two-phase: switch `s` starts removing the old rules; old-tagged packets find none.
     RemoveStart { s: usize },
     /// Two-phase: switch `s` holds the new version only.
@@ -132,6 +140,16 @@ pub struct Controller {
     pending: Vec<(usize, Time)>,
     /// Two-phase: an update some switch refused never flips, and holds the rest up.
     stuck: bool,
+    /// Per-flow: the soft timeout; each flow's (flow id, source host) version and last packet
+    /// at its ingress switch, and whether it was counted as kept on the old version; when a
+    /// packet was last stamped with the old version; each switch's rules to remove and to keep
+    /// once the old flows are over.
+    flow_timeout: Time,
+    flows: std::collections::HashMap<u64, FlowPin>,
+    old_last: Time,
+    removal: Vec<(u64, u64)>,
+    /// Steps planned while running one (per-flow's checks and removal), to schedule.
+    pub fresh: Vec<(Time, u32)>,
     steps: Vec<Step>,
     /// Steps planned whose time has not come.
     steps_left: usize,
@@ -147,6 +165,22 @@ pub struct Controller {
     pub mixed: u64,
     /// Two-phase: packets whose version's rules were removed before they left.
     pub stale: u64,
+    /// Two-phase and per-flow: flows whose packets were stamped with more than one version
+    /// while the flow lasted (per-flow: with no idle spell of `flow_timeout` between them).
+    pub flows_switched: u64,
+    /// Per-flow: flows that kept the old version after their ingress switch stamped new flows
+    /// with the new one.
+    pub flows_kept_old: u64,
+}
+
+/// A flow at its ingress switch (two-phase and per-flow).
+#[derive(Clone, Copy, Debug)]
+struct FlowPin {
+    version: u8,
+    last: Time,
+    /// Counted in `flows_switched` or `flows_kept_old` already.
+    switched: bool,
+    kept: bool,
 }
 
 impl Controller {
@@ -173,7 +207,7 @@ impl Controller {
             .collect();
         let latest = routes.tables(t, state);
         let latest_rules: Vec<SwitchRules> = (0..n_sw).map(|s| SwitchRules::of(&latest, routes, s, hosts[s])).collect();
-        let stamps = |s: usize| if strategy == UpdateStrategy::TwoPhase { hosts[s] } else { 0 };
+        let stamps = |s: usize| if strategy.tagged() { hosts[s] } else { 0 };
         let occupancy: Vec<u64> = (0..n_sw).map(|s| latest_rules[s].total() + stamps(s)).collect();
         let table_size = spec.table_size;
         if let Some(s) = (0..n_sw).find(|&s| occupancy[s] > table_size) {
@@ -184,7 +218,7 @@ impl Controller {
                     "{} needs {} rules for its starting routes, more than the {table_size} its table holds; raise table_size to at least {most} (the most any switch needs){}",
                     t.nodes[t.n_hosts + s].name,
                     occupancy[s],
-                    if strategy == UpdateStrategy::TwoPhase { ", and to twice that for two-phase updates" } else { "" }
+                    if strategy.tagged() { ", and to twice that for two-phase and per-flow updates" } else { "" }
                 ),
             ));
         }
@@ -210,6 +244,11 @@ impl Controller {
             busy: false,
             pending: Vec::new(),
             stuck: false,
+            flow_timeout: spec.flow_timeout,
+            flows: std::collections::HashMap::new(),
+            old_last: 0,
+            removal: Vec::new(),
+            fresh: Vec::new(),
             steps: Vec::new(),
             steps_left: 0,
             peak: occupancy.clone(),
@@ -222,6 +261,8 @@ impl Controller {
             overflows: Vec::new(),
             mixed: 0,
             stale: 0,
+            flows_switched: 0,
+            flows_kept_old: 0,
         })
     }
 
@@ -233,7 +274,7 @@ impl Controller {
     /// The controller learns (at `now`) of change `change`, routing's view being `state`: plan
     /// its update. Returns the steps to schedule: (time, step index).
     pub fn on_change(&mut self, t: &Topology, routes: &mut Routes, state: &LinkState, change: usize, now: Time) -> Vec<(Time, u32)> {
-        if self.strategy == UpdateStrategy::TwoPhase && self.busy {
+        if self.strategy.tagged() && self.busy {
             self.pending.push((change, now));
             return Vec::new();
         }
@@ -275,7 +316,7 @@ impl Controller {
                     uses += 1;
                     last = last.max(d.done);
                 }
-                (last, last, last, uses)
+                (last, last, Some(last), uses)
             }
             UpdateStrategy::Ordered => {
                 let rounds = ordered::rounds(t, state, &changed);
@@ -338,9 +379,9 @@ impl Controller {
                     removed = removed.max(d.done);
                 }
                 self.updates[u].rounds = rounds_run.max(1);
-                (last, last, removed, uses)
+                (last, last, Some(removed), uses)
             }
-            UpdateStrategy::TwoPhase => {
+            UpdateStrategy::TwoPhase | UpdateStrategy::PerFlow => {
                 self.busy = true;
                 let mut acked = sent;
                 let mut installed = sent;
@@ -366,6 +407,7 @@ impl Controller {
                     self.record(t, u, &per_switch);
                     return out;
                 }
+                let per_flow = self.strategy == UpdateStrategy::PerFlow;
                 let mut flipped_acked = acked;
                 let mut completed = acked;
                 for (s, written) in per_switch.iter_mut().enumerate() {
@@ -375,9 +417,26 @@ impl Controller {
                     }
                     let d = self.channel.send(s, acked, stamps);
                     *written += stamps;
-                    out.push((d.done, self.step(Step::Flip { s, v })));
+                    let add = if per_flow { stamps } else { 0 };
+                    out.push((d.done, self.step(Step::Flip { s, v, add })));
                     flipped_acked = flipped_acked.max(d.acked);
                     completed = completed.max(d.done);
+                }
+                if per_flow {
+                    // The old rules go once every flow on them is over: checked from the last
+                    // flip on (the earliest the last old-stamped flow can time out).
+                    self.removal = (0..n_sw).map(|s| (old_rules[s].total(), new_rules[s].total() + self.hosts[s])).collect();
+                    out.push((completed + self.flow_timeout, self.step(Step::Expire { u })));
+                    for (s, n) in self.removal.iter().enumerate() {
+                        per_switch[s] += n.0;
+                    }
+                    self.keep_tables(v, new, 1);
+                    self.latest_rules = new_rules;
+                    self.record(t, u, &per_switch);
+                    for (at, what) in [(installed, Milestone::Installed), (completed, Milestone::Completed)] {
+                        out.push((at, self.step(Step::Mark { u, what })));
+                    }
+                    return out;
                 }
                 let mut removed = completed;
                 let start_removing = flipped_acked + self.drain;
@@ -389,16 +448,35 @@ impl Controller {
                     out.push((d.done, self.step(Step::RemoveDone { s, after: new_rules[s].total() + self.hosts[s] })));
                     removed = removed.max(d.done);
                 }
-                (installed, completed, removed, 1)
+                (installed, completed, Some(removed), 1)
             }
         };
         self.keep_tables(v, new, uses);
         self.latest_rules = new_rules;
         self.record(t, u, &per_switch);
-        for (at, what) in [(installed, Milestone::Installed), (completed, Milestone::Completed), (removed, Milestone::Removed)] {
+        for (at, what) in [(installed, Milestone::Installed), (completed, Milestone::Completed)] {
             out.push((at, self.step(Step::Mark { u, what })));
         }
+        if let Some(removed) = removed {
+            out.push((removed, self.step(Step::Mark { u, what: Milestone::Removed })));
+        }
         out
+    }
+
+    /// Per-flow: the old version's rules (`removal`) go, sent at `sent`: steps to schedule.
+    fn plan_removal(&mut self, u: usize, sent: Time) {
+        let mut removed = sent;
+        for s in 0..self.removal.len() {
+            let (ops, after) = self.removal[s];
+            let d = self.channel.send(s, sent, ops);
+            let i = self.step(Step::RemoveStart { s });
+            self.fresh.push((d.start, i));
+            let i = self.step(Step::RemoveDone { s, after });
+            self.fresh.push((d.done, i));
+            removed = removed.max(d.done);
+        }
+        let i = self.step(Step::Mark { u, what: Milestone::Removed });
+        self.fresh.push((removed, i));
     }
 
     fn record(&mut self, t: &Topology, u: usize, per_switch: &[u64]) {
@@ -490,7 +568,7 @@ impl Controller {
                 self.hold(s, during, after);
             }
             Step::Stage { s, during } => self.hold(s, during, during),
-            Step::Flip { s, v } => {
+            Step::Flip { s, v, add } => {
                 if self.main_version != v {
                     self.old = Some(routes.snapshot());
                     self.old_version = self.main_version;
@@ -503,6 +581,23 @@ impl Controller {
                     self.main_version = v;
                 }
                 self.ingress[s] = v;
+                if add > 0 {
+                    let held = self.occupancy[s] + add;
+                    self.hold(s, held, held);
+                }
+            }
+            Step::Expire { u } => {
+                // The last old-stamped packet's rule times out `flow_timeout` after it; the
+                // controller hears one way later (a flow-removed message) and removes the rest.
+                let expires = self.old_last + self.flow_timeout;
+                if expires > now {
+                    let i = self.step(Step::Expire { u });
+                    self.fresh.push((expires, i));
+                } else {
+                    // Checks run at the earliest all could have expired (the last flip plus the
+                    // timeout, or the last old packet plus the timeout): they expired now.
+                    self.plan_removal(u, now + self.channel.one_way);
+                }
             }
             Step::RemoveStart { s } => self.old_gone[s] = true,
             Step::RemoveDone { s, after } => {
@@ -519,7 +614,7 @@ impl Controller {
                     }
                     Milestone::Removed => {
                         r.removed = Some(now);
-                        if self.strategy == UpdateStrategy::TwoPhase {
+                        if self.strategy.tagged() {
                             self.old = None;
                             self.busy = false;
                             return (Vec::new(), !self.pending.is_empty());
@@ -543,11 +638,11 @@ impl Controller {
     /// a rule no version changes); `first`: it is the packet's first switch. Stamps the packet
     /// at ingress (two-phase), records which versions its hops agree with, and says by which
     /// rows it goes.
-    pub fn hop(&mut self, node: u32, entry: Option<usize>, first: bool, pkt: &mut Packet) -> Rows {
+    pub fn hop(&mut self, node: u32, entry: Option<usize>, first: bool, pkt: &mut Packet, now: Time) -> Rows {
         let s = node as usize - self.n_hosts;
-        let (w, rows) = if self.strategy == UpdateStrategy::TwoPhase {
+        let (w, rows) = if self.strategy.tagged() {
             if first {
-                pkt.version = self.ingress[s];
+                pkt.version = self.stamp(s, pkt, now);
             }
             let rows = if pkt.version == self.main_version {
                 Rows::Current
@@ -568,6 +663,43 @@ impl Controller {
             self.mixed += mixed as u64;
         }
         rows
+    }
+
+    /// The version ingress switch `s` stamps on `pkt` at `now`: the switch's current one under
+    /// two-phase; under per-flow, the version the packet's flow already has while the flow
+    /// lasts (no idle spell of `flow_timeout`) and its rules are still there, else the current
+    /// one. Counts flows stamped with more than one version while they last.
+    fn stamp(&mut self, s: usize, pkt: &Packet, now: Time) -> u8 {
+        let new = self.ingress[s];
+        let key = ((pkt.flow as u64) << 32) | pkt.src as u64;
+        let pin = self.flows.entry(key).or_insert(FlowPin { version: new, last: now, switched: false, kept: false });
+        let v = if self.strategy == UpdateStrategy::TwoPhase {
+            new
+        } else {
+            let lasts = now - pin.last < self.flow_timeout;
+            let kept = pin.version == self.main_version || (self.old.is_some() && pin.version == self.old_version && !self.old_gone[s]);
+            if lasts && kept {
+                pin.version
+            } else {
+                // A new flow, or one back from an idle spell: its old rule has expired.
+                *pin = FlowPin { version: new, last: now, switched: false, kept: false };
+                new
+            }
+        };
+        if v != pin.version && !pin.switched {
+            pin.switched = true;
+            self.flows_switched += 1;
+        }
+        if v != new && !pin.kept {
+            pin.kept = true;
+            self.flows_kept_old += 1;
+        }
+        pin.version = v;
+        pin.last = now;
+        if v != self.main_version {
+            self.old_last = self.old_last.max(now);
+        }
+        v
     }
 
     /// The summary's `update` section.
@@ -608,6 +740,9 @@ impl Controller {
             "rule_rate_per_s": crate::units::PS_PER_S as f64 / self.channel.per_rule,
             "table_size": self.table_size,
             "drain_s": (self.strategy == UpdateStrategy::TwoPhase).then(|| seconds(self.drain)),
+            "flow_timeout_s": (self.strategy == UpdateStrategy::PerFlow).then(|| seconds(self.flow_timeout)),
+            "flows_switched_version": self.strategy.tagged().then_some(self.flows_switched),
+            "flows_kept_on_old_version": (self.strategy == UpdateStrategy::PerFlow).then_some(self.flows_kept_old),
             "mixed_version_packets": self.mixed,
             "stale_version_dropped": self.stale,
             "rules_at_start_total": self.initial_total,

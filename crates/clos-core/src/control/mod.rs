@@ -13,7 +13,7 @@
 //! - [`rules`]: how many rules a switch holds for a version, and how many it writes to change.
 //! - [`channel`]: when a message sent to a switch has been written (latency, then the rate,
 //!   one message after another).
-//! - [`strategy`]: the update strategies (`unordered`, `ordered`, `two_phase`); Frenetic's
+//! - [`strategy`]: the update strategies (`unordered`, `ordered`, `two_phase`, `per_flow`); Frenetic's
 //!   consistent updates, seed 004 L5106-L5270.
 //! - [`ordered`]: the dependency order of an ordered update (downstream before upstream).
 //! - [`consistency`]: which routing versions a hop's rule agrees with; a packet whose hops agree
@@ -42,6 +42,10 @@ pub const DEFAULT_TABLE_SIZE: u64 = 1000;
 /// 10 Gb/s (0.8 ms) and then some. A packet held longer in full buffers on several hops finds
 /// its version's rules gone and is dropped, counted in `stale_version_dropped`.
 pub const DEFAULT_DRAIN: Duration = Duration(PS_PER_MS);
+/// Default soft timeout of a per-flow update's old ingress rules: 1 s, the shortest nonzero
+/// `idle_timeout` an OpenFlow 1.0 switch takes (the field counts whole seconds). A flow idle
+/// that long is over: its next packet takes the new version.
+pub const DEFAULT_FLOW_TIMEOUT: Duration = Duration(1000 * PS_PER_MS);
 /// Routing versions one run may make in controller mode: a packet keeps versions in a byte.
 pub const MAX_VERSIONS: usize = 250;
 
@@ -58,4 +62,7 @@ pub struct Settings {
     pub table_size: u64,
     /// Two-phase: from the last ingress flip to the old rules' removal.
     pub drain: Time,
+    /// Per-flow: a flow idle this long at its ingress switch is over (the old rules' soft
+    /// timeout).
+    pub flow_timeout: Time,
 }

@@ -15,8 +15,14 @@
 //!   only, at the cost of a table holding both and of a longer wait before the new version
 //!   carries traffic.
 //!
-//! Per-flow consistency (L5226-L5270: soft timeouts on old ingress rules, refinement) is not
-//! built.
+//! - `per_flow`: Frenetic's per-flow consistency (L5226-L5270). As two-phase, every switch
+//!   installs the new version beside the old; then each ingress (ToR) switch installs the new
+//!   version's stamping rules at lower priority, and keeps stamping a flow it already carries
+//!   with the old version's tag until the flow has been idle for `flow_timeout` (a soft
+//!   timeout on an exact-match rule: the old rules refined down to one per flow). New flows,
+//!   and flows back from an idle spell, take the new version. Once no flow has used the old
+//!   version for `flow_timeout`, the old rules have all expired and the controller removes the
+//!   old version's internal rules. Every packet of a flow is forwarded by one version.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -32,6 +38,9 @@ pub enum UpdateStrategy {
     Ordered,
     /// The new version beside the old, then ingress stamping flipped: per-packet consistency.
     TwoPhase,
+    /// As two-phase, but a flow keeps the old version until it has been idle for
+    /// `flow_timeout`: per-flow consistency.
+    PerFlow,
 }
 
 impl UpdateStrategy {
@@ -40,6 +49,13 @@ impl UpdateStrategy {
             UpdateStrategy::Unordered => "unordered",
             UpdateStrategy::Ordered => "ordered",
             UpdateStrategy::TwoPhase => "two_phase",
+            UpdateStrategy::PerFlow => "per_flow",
         }
+    }
+
+    /// Whether packets carry the version their ingress switch stamped (two-phase, per-flow),
+    /// and switches keep the old version's rules beside the new while they drain.
+    pub fn tagged(self) -> bool {
+        matches!(self, UpdateStrategy::TwoPhase | UpdateStrategy::PerFlow)
     }
 }

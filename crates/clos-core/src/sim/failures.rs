@@ -277,12 +277,15 @@ impl World {
             for change in converged {
                 f.records[change].converged = Some(now);
             }
+            // Per-flow: a check, and the removal once the old flows are over.
+            let fresh = std::mem::take(&mut c.fresh);
             if waiting {
                 let steps = c.plan_waiting(&self.topo, &mut self.routes, &f.advertised, now);
                 let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
                 self.fwd.on_routes_changed(&fabric);
                 self.schedule_steps(steps);
             }
+            self.schedule_steps(fresh);
             return;
         }
         let slot = &mut f.versions[version as usize - 1];
@@ -326,7 +329,7 @@ impl World {
             Some(self.topo.tor_index[dst_tor as usize] as usize)
         };
         let c = self.faults.as_mut().and_then(|f| f.control.as_mut()).expect("controller mode");
-        match c.hop(node, entry, first, pkt) {
+        match c.hop(node, entry, first, pkt, self.now) {
             Rows::Current => Some(false),
             Rows::Old => Some(true),
             Rows::Stale => {
