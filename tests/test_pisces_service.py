@@ -122,3 +122,12 @@ def test_reproduce_pisces_gives_every_claim_a_verdict(tmp_path: Path):
         assert row["verdict"] in PASSING, row
         float(row["ours"])
     assert result.exit_code == 0, result.output
+
+
+def test_the_report_shows_the_storage_service(tmp_path: Path):
+    clos.run(SMALL).save(tmp_path / "run")
+    page = tmp_path / "page.html"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "Storage service" in text and "latency p99" in text

@@ -77,6 +77,17 @@ pub enum Arrived {
     Response(u32),
 }
 
+/// What became of a request that reached its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// The server was idle: it starts on the request now.
+    Serve,
+    /// It waits its turn.
+    Waits,
+    /// The server's queue was full (`service.queue_limit`).
+    Refused,
+}
+
 /// A tenant's demand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Demand {
@@ -339,18 +350,18 @@ impl Service {
     /// What flow `flow` was, if one of the service's.
     pub fn arrived(&self, flow: u32) -> Option<Arrived> {
         let &v = self.of_flow.get(flow as usize)?;
-        (v != u32::MAX).then(|| if v & 1 == 1 { Arrived::Response(v >> 1) } else { Arrived::Request(v >> 1) })
+        (v != u32::MAX).then_some(if v & 1 == 1 { Arrived::Response(v >> 1) } else { Arrived::Request(v >> 1) })
     }
 
-    /// Request `id` reached its server at `now`: queued, or refused (false) when the queue is
-    /// full. Returns whether the server should start serving (it was idle).
-    pub fn enqueue(&mut self, id: u32) -> std::result::Result<bool, ()> {
+    /// Request `id` reached its server: queued (and whether the idle server starts on it), or
+    /// refused when the queue is full.
+    pub fn enqueue(&mut self, id: u32) -> Queued {
         let r = self.requests[id as usize];
         let limit = self.spec.queue_limit;
         let s = &mut self.servers[r.server as usize];
         if s.waiting >= limit {
             self.refused[r.tenant as usize] += 1;
-            return Err(());
+            return Queued::Refused;
         }
         self.arrivals[r.tenant as usize][r.server as usize] += 1;
         match &mut s.queue {
@@ -358,7 +369,11 @@ impl Service {
             Queue::Fair(fq) => fq.push(r.tenant as usize, 1.0, id).expect("a known tenant, cost 1"),
         }
         s.waiting += 1;
-        Ok(!s.busy)
+        if s.busy {
+            Queued::Waits
+        } else {
+            Queued::Serve
+        }
     }
 
     /// Server `k` takes its next request, if any: the request, and when it is done.
