@@ -94,6 +94,8 @@ def test_without_a_service_the_summary_has_no_service_section():
         ({"rs_step": 2.0}, "service.rs_step"),
         ({"bin": "0s"}, "service.bin"),
         ({"capacity_rps": 5}, "service"),
+        # 10^9 requests/s for 1 s: 2 x 10^9 flows, terabytes (the memory guard).
+        ({"capacity": 1e9}, "service.capacity"),
     ],
 )
 def test_bad_input_names_the_field(change: dict, field: str):
