@@ -22,6 +22,9 @@
 //!   or by Pisces's replica selection ([`crate::pisces::replica`], per tenant per client, from
 //!   the latencies that client measured), and travels to that server as a flow of
 //!   `request_size` bytes; once served, the object travels back as a flow of `object_size`.
+//!   With `multiget` a read asks for several keys ([`multiget`]): one request to each server
+//!   holding some of them, costing that server (and its FQ tokens) one service time a key,
+//!   answered with the sum of their values; the read is done when its last answer is in.
 //! - **Weight allocation** ([`crate::pisces::weights`]) every `wa_period` from `wa_start`:
 //!   the controller reads each tenant's request arrivals at each server over the period (the
 //!   demand `x_t,n`, requests/s) and makes reciprocal swaps of local shares (in requests/s;
@@ -39,6 +42,7 @@
 //! positive weight); the RS and WA parameters' defaults (`service/spec.rs`).
 
 pub mod keys;
+pub mod multiget;
 pub mod spec;
 
 use crate::error::Result;
@@ -59,13 +63,24 @@ use std::collections::VecDeque;
 /// The most reciprocal swaps weight allocation makes in one period.
 pub const WA_SWAPS: usize = 1000;
 
-/// A request's life: issued by a client of a tenant to a server.
+/// A read: issued by a client of a tenant, done when all its requests are answered (one
+/// request without `multiget`).
 #[derive(Clone, Copy, Debug)]
-struct Request {
+struct Read {
     tenant: u32,
     client: u32,
-    server: u32,
     issued: Time,
+    /// Requests not yet answered.
+    pending: u32,
+}
+
+/// One server's part of a read: its keys and the bytes of their values.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    read: u32,
+    server: u32,
+    keys: u32,
+    bytes: u64,
 }
 
 /// What a finished flow of the service was.
@@ -135,7 +150,10 @@ pub struct Service {
     routers: Vec<ReplicaSelector>,
     rng: Stream,
     phase: u32,
+    reads: Vec<Read>,
     requests: Vec<Request>,
+    /// Keys per read and value sizes with `multiget`.
+    fanout: Option<(multiget::Quantiles, multiget::Quantiles)>,
     /// `of_flow[flow]`: request id << 1 | 1 for a response; `u32::MAX` for other flows.
     of_flow: Vec<u32>,
     /// `FlowSpec::service` of each tenant's flows.
@@ -149,6 +167,7 @@ pub struct Service {
     issued: Vec<u64>,
     refused: Vec<u64>,
     completed: Vec<u64>,
+    keys_done: Vec<u64>,
     bins: Vec<Vec<u32>>,
     latencies: Vec<Vec<Time>>,
     spec: ServiceSpec,
@@ -253,7 +272,9 @@ impl Service {
             routers,
             rng,
             phase: 0,
+            reads: Vec::new(),
             requests: Vec::new(),
+            fanout: spec.multiget.then(|| (multiget::Quantiles::keys_per_read(), multiget::Quantiles::value_bytes())),
             of_flow: Vec::new(),
             part_of_tenant: Vec::new(),
             next_client: vec![0; t_count],
@@ -265,6 +286,7 @@ impl Service {
             issued: vec![0; t_count],
             refused: vec![0; t_count],
             completed: vec![0; t_count],
+            keys_done: vec![0; t_count],
             bins: vec![vec![0; bins]; t_count],
             latencies: vec![Vec::new(); t_count],
             spec: spec.clone(),
@@ -316,26 +338,49 @@ impl Service {
         Some(((-(1.0 - u).ln() / rate) * PS_PER_S as f64).round().max(1.0) as Time)
     }
 
-    /// A new request of tenant `t` from client `c` at `now`: its id, and the hosts and bytes of
-    /// its request flow.
-    pub fn issue(&mut self, t: usize, c: u32, now: Time) -> (u32, u32, u32, u64) {
-        let rank = self.keys.draw(&mut self.rng);
-        let p = self.keys.partition(t, self.phase, rank);
-        let replicas = &self.nodes_of[t][p];
-        let i = if replicas.len() == 1 {
-            0
-        } else if self.routers.is_empty() {
-            crate::rng::below(&mut self.rng, replicas.len() as u64) as usize
-        } else {
-            let u = unit(&mut self.rng);
-            let router = &self.routers[t * self.clients.len() + c as usize];
-            router.choose_by_rate(replicas, u).expect("replicas are servers of the router")
-        };
-        let server = replicas[i] as u32;
-        let id = self.requests.len() as u32;
-        self.requests.push(Request { tenant: t as u32, client: c, server, issued: now });
+    /// A new read of tenant `t` from client `c` at `now`: its requests, one per server it
+    /// asks, each with the hosts and bytes of its request flow.
+    pub fn issue(&mut self, t: usize, c: u32, now: Time) -> Vec<(u32, u32, u32, u64)> {
+        let keys = self.fanout.as_ref().map_or(1, |(k, _)| k.draw(&mut self.rng));
+        let read = self.reads.len() as u32;
+        let mut parts: Vec<Request> = Vec::new();
+        for _ in 0..keys {
+            let rank = self.keys.draw(&mut self.rng);
+            let p = self.keys.partition(t, self.phase, rank);
+            let replicas = &self.nodes_of[t][p];
+            let i = if replicas.len() == 1 {
+                0
+            } else if self.routers.is_empty() {
+                crate::rng::below(&mut self.rng, replicas.len() as u64) as usize
+            } else {
+                let u = unit(&mut self.rng);
+                let router = &self.routers[t * self.clients.len() + c as usize];
+                router.choose_by_rate(replicas, u).expect("replicas are servers of the router")
+            };
+            let server = replicas[i] as u32;
+            let bytes = match &self.fanout {
+                Some((_, values)) => values.draw(&mut self.rng),
+                None => self.object_bytes,
+            };
+            match parts.iter_mut().find(|r| r.server == server) {
+                Some(r) => {
+                    r.keys += 1;
+                    r.bytes += bytes;
+                }
+                None => parts.push(Request { read, server, keys: 1, bytes }),
+            }
+        }
+        self.reads.push(Read { tenant: t as u32, client: c, issued: now, pending: parts.len() as u32 });
         self.issued[t] += 1;
-        (id, self.clients[c as usize], self.servers[server as usize].host, self.request_bytes)
+        let client = self.clients[c as usize];
+        parts
+            .into_iter()
+            .map(|r| {
+                let id = self.requests.len() as u32;
+                self.requests.push(r);
+                (id, client, self.servers[r.server as usize].host, self.request_bytes)
+            })
+            .collect()
     }
 
     /// Flow `flow` carries request `id` (`response`: its answer).
@@ -357,16 +402,17 @@ impl Service {
     /// refused when the queue is full.
     pub fn enqueue(&mut self, id: u32) -> Queued {
         let r = self.requests[id as usize];
+        let t = self.reads[r.read as usize].tenant as usize;
         let limit = self.spec.queue_limit;
         let s = &mut self.servers[r.server as usize];
         if s.waiting >= limit {
-            self.refused[r.tenant as usize] += 1;
+            self.refused[t] += 1;
             return Queued::Refused;
         }
-        self.arrivals[r.tenant as usize][r.server as usize] += 1;
+        self.arrivals[t][r.server as usize] += r.keys as u64;
         match &mut s.queue {
             Queue::Fifo(q) => q.push_back(id),
-            Queue::Fair(fq) => fq.push(r.tenant as usize, 1.0, id).expect("a known tenant, cost 1"),
+            Queue::Fair(fq) => fq.push(t, r.keys as f64, id).expect("a known tenant, a positive cost"),
         }
         s.waiting += 1;
         if s.busy {
@@ -386,37 +432,54 @@ impl Service {
         s.busy = id.is_some();
         let id = id?;
         s.waiting -= 1;
-        Some((id, now + self.service_time))
+        Some((id, now + self.service_time * self.requests[id as usize].keys as Time))
     }
 
     /// The hosts and bytes of request `id`'s response flow.
     pub fn response(&self, id: u32) -> (u32, u32, u64) {
         let r = self.requests[id as usize];
-        (self.servers[r.server as usize].host, self.clients[r.client as usize], self.object_bytes)
+        let read = self.reads[r.read as usize];
+        (self.servers[r.server as usize].host, self.clients[read.client as usize], r.bytes)
     }
 
     /// Request `id`'s tenant and client.
     pub fn owner(&self, id: u32) -> (usize, u32) {
-        let r = self.requests[id as usize];
-        (r.tenant as usize, r.client)
+        let read = self.reads[self.requests[id as usize].read as usize];
+        (read.tenant as usize, read.client)
     }
 
-    /// The response to request `id` arrived at `now`: count it.
-    pub fn complete(&mut self, id: u32, now: Time) {
+    /// Request `id` was refused: its read is over (true) once none of its requests is pending.
+    pub fn refuse(&mut self, id: u32) -> bool {
+        let read = &mut self.reads[self.requests[id as usize].read as usize];
+        read.pending -= 1;
+        read.pending == 0
+    }
+
+    /// The response to request `id` arrived at `now`: count its keys, and its read once the
+    /// read's last response is in (true).
+    pub fn complete(&mut self, id: u32, now: Time) -> bool {
         let r = self.requests[id as usize];
-        let t = r.tenant as usize;
-        let latency = now - r.issued;
-        self.completed[t] += 1;
+        let read = &mut self.reads[r.read as usize];
+        let t = read.tenant as usize;
+        let latency = now - read.issued;
+        read.pending -= 1;
+        let done = read.pending == 0;
+        let client = read.client as usize;
+        self.keys_done[t] += r.keys as u64;
         if let Some(b) = self.bins[t].get_mut((now / self.bin) as usize) {
-            *b += 1;
+            *b += r.keys;
         }
-        if now >= self.measure_from {
-            self.latencies[t].push(latency);
+        if done {
+            self.completed[t] += 1;
+            if now >= self.measure_from {
+                self.latencies[t].push(latency);
+            }
         }
         if !self.routers.is_empty() {
-            let k = t * self.clients.len() + r.client as usize;
+            let k = t * self.clients.len() + client;
             self.routers[k].observe(r.server as usize, seconds(latency).max(1e-12)).expect("a positive latency at a known server");
         }
+        done
     }
 
     /// Replica selection's periodic window update at every router.
@@ -488,6 +551,7 @@ impl Service {
                     "servers": self.present[t].iter().filter(|&&b| b).count(),
                     "issued": self.issued[t],
                     "completed": self.completed[t],
+                    "keys": self.keys_done[t],
                     "refused": self.refused[t],
                     "throughput_rps": throughput[t],
                     "normalised_rps": throughput[t] / self.weights[t],

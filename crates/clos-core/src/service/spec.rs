@@ -93,6 +93,11 @@ pub struct ServiceSpec {
     /// ranking (and back at the next): Pisces's demand-distribution shift (§4.3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shift: Vec<Duration>,
+    /// Multiget reads: a read asks for several keys (TAO's mix: 1/16/128 at p50/p90/p99) with
+    /// values of 16 B/32 B/4 KB (p50/p90/p99), one request to each server holding some; `false`:
+    /// one key of `object_size` a read.
+    #[serde(default)]
+    pub multiget: bool,
     /// Most requests a server holds waiting; one more is refused and counted (default 100,000).
     #[serde(default = "d_queue_limit")]
     pub queue_limit: u32,
