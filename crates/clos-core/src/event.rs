@@ -54,6 +54,26 @@ pub enum Event {
     RouteInstall { switch: u32, version: u32 },
     /// The VL2 directory model's own events (lookups, migrations, reports, corrections).
     Directory(DirectoryEvent),
+    /// The storage service's own events (`service`, `sim/service.rs`).
+    Service(ServiceEvent),
+}
+
+/// What the storage service (`service`) schedules for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceEvent {
+    /// The clients start: closed-loop tenants issue their first requests, open-loop ones
+    /// schedule theirs.
+    Start,
+    /// Server `server` has finished its request.
+    Served { server: u32 },
+    /// Open-loop tenant `tenant`'s next request is due.
+    Arrival { tenant: u32 },
+    /// Weight allocation's period ends (the first one, `first`, only starts the count).
+    Allocate { first: bool },
+    /// The request routers update their replica-selection windows.
+    Windows,
+    /// The key popularity shifts (`service.shift`).
+    Shift,
 }
 
 /// What the VL2 directory model (`directory`) schedules for itself.

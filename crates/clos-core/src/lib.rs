@@ -38,6 +38,7 @@ mod prefetch;
 pub mod rng;
 pub mod routing;
 pub mod scenario;
+pub mod service;
 pub mod sim;
 pub mod stats;
 pub mod topology;

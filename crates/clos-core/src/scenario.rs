@@ -52,7 +52,8 @@ pub struct Scenario {
     /// TCP and its variants, shared by every flow.
     #[serde(default)]
     pub transport: TransportSpec,
-    /// The traffic (docs/workloads.md).
+    /// The traffic (docs/workloads.md). May be left out when a `[service]` makes the traffic.
+    #[serde(default = "no_workload")]
     pub workload: WorkloadSpec,
     /// What the run records beyond its summary (docs/measurements.md).
     #[serde(default)]
@@ -69,6 +70,20 @@ pub struct Scenario {
     /// Tenants with weights, which workloads name (`tenant`); docs/tenants.md.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenants: Vec<crate::workload::tenants::TenantSpec>,
+    /// A request/response storage service with Pisces's mechanisms (`crate::service`;
+    /// docs/tenants.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<crate::service::spec::ServiceSpec>,
+}
+
+/// A workload left out: a services workload with no services, which only a scenario with a
+/// `[service]` may have (`Scenario::normalize`).
+fn no_workload() -> WorkloadSpec {
+    serde_json::from_value(serde_json::json!({"kind": "services", "services": []})).expect("a valid empty workload")
+}
+
+fn is_no_workload(w: &WorkloadSpec) -> bool {
+    w.services.as_ref().is_some_and(|l| l.is_empty()) && w.background.is_none()
 }
 
 /// The names `topology.preset` takes (VL2 only; `TopologySpec::normalize` builds each).
@@ -744,7 +759,14 @@ impl Scenario {
                 return Err(bad(field, format!("{every} over the run's {limit} is more than {MAX_PERIODS} periods, each visiting every link; use at least {least}, or a shorter stop or max_time")));
             }
         }
-        self.workload.normalize("workload", stop)?;
+        match (&self.service, is_no_workload(&self.workload)) {
+            (None, true) => return Err(bad("workload", "is required: add a [workload] table (docs/workloads.md), or a [service] (docs/tenants.md)")),
+            (Some(_), true) => {}
+            _ => self.workload.normalize("workload", stop)?,
+        }
+        if let Some(svc) = &self.service {
+            svc.validate(self.topology.build()?.n_hosts as u32, &self.tenants, stop)?;
+        }
         if let Some(d) = self.directory.as_mut() {
             d.normalize(&self.topology.build()?, stop, limit)?;
         }

@@ -224,6 +224,7 @@ def _details(run: SavedRun) -> list[str]:
             ],
         ),
         *_tenants(run),
+        *_storage_service(run),
         *_updates(run),
     ]
     return parts or [page.paragraph("The summary holds no detail sections.", "note")]
@@ -273,6 +274,33 @@ def _flow_versions(u: dict) -> str:
     if kept is not None:
         text += f", {units.count(kept)} kept the old one until idle"
     return text + ". "
+
+
+def _storage_service(run: SavedRun) -> list[str]:
+    """The storage service (`[service]`, docs/tenants.md): per tenant its requests/s, per unit of
+    weight, and request latency; with the MMR over the measured window."""
+    mmr = run.get("service", "mmr")
+    note = (
+        f"Min-Max Ratio of requests/s per unit of weight (Pisces): {units.ratio(mmr)}, "
+        f"least within a weight class {units.ratio(run.get('service', 'mmr_within_classes_min'))}, "
+        f"from {units.duration(run.get('service', 'measure_from_s'))} to the end."
+        if isinstance(mmr, int | float)
+        else ""
+    )
+    return _detail(
+        "Storage service",
+        run.get("service", "tenants"),
+        [
+            ("tenant", _text("name")),
+            ("weight", _get(units.ratio, "weight")),
+            ("completed", _get(units.count, "completed")),
+            ("requests/s", _get(lambda x: f"{x:,.0f}", "throughput_rps")),
+            ("per unit of weight", _get(lambda x: f"{x:,.0f}", "normalised_rps")),
+            ("latency p50", _get(units.duration, "latency_p50_s")),
+            ("latency p99", _get(units.duration, "latency_p99_s")),
+        ],
+        note,
+    )
 
 
 def _updates(run: SavedRun) -> list[str]:

@@ -156,6 +156,43 @@ impl ReplicaSelector {
         Ok(replicas.len() - 1)
     }
 
+    /// The request rate node `node`'s window sustains: `w / l_est` (Little's law), once a
+    /// latency sample has arrived.
+    pub fn rate(&self, node: usize) -> Option<f64> {
+        let n = self.nodes.get(node)?;
+        n.estimate.map(|e| n.window / e)
+    }
+
+    /// As [`ReplicaSelector::choose`], but in proportion to the rates the windows sustain,
+    /// `w_n / l_est_n`, rather than to the windows. A window bounds the requests in flight at a
+    /// node (FAST's window bounds the packets in flight), so what it admits there is the window
+    /// over the latency: routing a node's share by its window alone would ignore that requests
+    /// take longer where the queue is long. A replica without a latency sample yet is given the
+    /// mean rate of the others (all equal when none has one).
+    pub fn choose_by_rate(&self, replicas: &[usize], u: f64) -> Result<usize> {
+        if !(0.0..1.0).contains(&u) {
+            return Err(bad("pisces.replica_selection.u", format!("{u} is not in [0, 1)")));
+        }
+        if replicas.is_empty() {
+            return Err(bad("pisces.replicas", "a partition needs at least one replica"));
+        }
+        if let Some(&r) = replicas.iter().find(|&&r| r >= self.nodes.len()) {
+            return Err(out_of_range(r, self.nodes.len()));
+        }
+        let known: Vec<f64> = replicas.iter().filter_map(|&r| self.rate(r)).collect();
+        let fill = if known.is_empty() { 1.0 } else { known.iter().sum::<f64>() / known.len() as f64 };
+        let rates: Vec<f64> = replicas.iter().map(|&r| self.rate(r).unwrap_or(fill)).collect();
+        let total: f64 = rates.iter().sum();
+        let mut cumulative = 0.0;
+        for (i, x) in rates.iter().enumerate() {
+            cumulative += x / total;
+            if u < cumulative {
+                return Ok(i);
+            }
+        }
+        Ok(replicas.len() - 1)
+    }
+
     fn node_mut(&mut self, node: usize) -> Result<&mut NodeWindow> {
         let count = self.nodes.len();
         self.nodes.get_mut(node).ok_or_else(|| out_of_range(node, count))
@@ -188,6 +225,23 @@ mod tests {
         rs.observe(0, 1.0).unwrap();
         rs.update();
         assert_eq!(rs.window(0), Some(12.5));
+    }
+
+    #[test]
+    fn choosing_by_rate_weighs_windows_by_latency() {
+        // Windows 1 and 1 (initial); latencies 1 and 3: rates 1 and 1/3, so node 0 takes
+        // 1 / (1 + 1/3) = 3/4 of the requests: u below 0.75 picks it. A node with no sample
+        // takes the mean of the known rates: nodes 0 and 2 split (1 and 1) evenly.
+        let mut rs = ReplicaSelector::new(3, params(1.0)).unwrap();
+        rs.observe(0, 1.0).unwrap();
+        rs.observe(1, 3.0).unwrap();
+        assert_eq!(rs.rate(1), Some(1.0 / 3.0));
+        assert_eq!(rs.choose_by_rate(&[0, 1], 0.74).unwrap(), 0);
+        assert_eq!(rs.choose_by_rate(&[0, 1], 0.76).unwrap(), 1);
+        assert_eq!(rs.choose_by_rate(&[0, 2], 0.49).unwrap(), 0);
+        assert_eq!(rs.choose_by_rate(&[0, 2], 0.51).unwrap(), 1);
+        assert!(rs.choose_by_rate(&[0, 3], 0.5).is_err());
+        assert!(rs.choose_by_rate(&[0], 1.0).is_err());
     }
 
     #[test]

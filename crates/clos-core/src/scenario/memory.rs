@@ -234,6 +234,7 @@ impl Footprint {
         for (path, part) in crate::workload::parts_of(&s.workload) {
             flows_of(&mut fp, &path, part, &fabric, s);
         }
+        service_of(&mut fp, &fabric, s);
         outputs_of(&mut fp, &fabric, s);
         fp
     }
@@ -434,6 +435,30 @@ fn horizon(s: &Scenario) -> Time {
         Stop::At(d) => d.0.min(s.time_limit().0),
         Stop::AllFlowsDone => s.time_limit().0,
     }
+}
+
+/// The storage service's flows (`[service]`): a request and a response for every request its
+/// servers can process by the horizon, or its open-loop tenants offer, and those outstanding.
+fn service_of(fp: &mut Footprint, fabric: &FabricSize, s: &Scenario) {
+    let Some(svc) = &s.service else { return };
+    let servers = match &svc.servers {
+        HostSet::First(k) => u64::from(*k),
+        HostSet::Listed(ranges) => ranges.iter().fold(0u64, |sum, &(a, b)| sum.saturating_add(u64::from(b.saturating_sub(a)) + 1)),
+    }
+    .min(fabric.hosts);
+    let secs = horizon(s) as f64 / PS_PER_S as f64;
+    let served = servers as f64 * svc.capacity * secs;
+    let (mut offered, mut outstanding) = (0.0, 0.0);
+    for t in &s.tenants {
+        match svc.demand.iter().find(|d| d.tenant == t.name) {
+            Some(d) if d.rate.is_some() => offered += d.rate.unwrap_or(0.0) * secs,
+            Some(d) => outstanding += f64::from(d.concurrency.unwrap_or(0)),
+            None => outstanding += f64::from(svc.concurrency),
+        }
+    }
+    let flows = (2.0 * (served.max(offered) + outstanding)).min(u64::MAX as f64) as u64;
+    let what = format!("the {} request and response flows of [service]", count(flows));
+    fp.push(Of::Flows, "service.capacity", what, flows, flows.saturating_mul(cost::FLOW), "use a shorter stop, or fewer or slower servers");
 }
 
 /// The largest flow any part can make, where every part says (fixed sizes, a size CDF's top).

@@ -53,6 +53,9 @@ impl World {
 
     /// Called once when `flow` delivers its last byte.
     pub(super) fn flow_finished(&mut self, flow: u32) {
+        if self.service.is_some() && self.service_flow_done(flow) {
+            return; // the storage service's request or response (`service.rs`)
+        }
         if let Some(next) = (!self.waiting.is_empty()).then(|| self.waiting.remove(&flow)).flatten() {
             // The message that waited for this one on their connection goes now.
             self.queue.schedule(self.now, Event::FlowStart { flow: next });

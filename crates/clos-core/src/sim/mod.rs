@@ -12,6 +12,7 @@ pub mod failures;
 mod host;
 mod jitter;
 pub mod report;
+mod service;
 mod shape;
 mod udp;
 
@@ -133,6 +134,8 @@ pub struct World {
     udp: Option<Box<crate::transport::udp::UdpFlows>>,
     /// Whether each part's flow sizes are rounded up to whole segments (`workload.whole_segments`).
     whole_segments: Vec<bool>,
+    /// The storage service (`[service]`, `sim/service.rs`); `None`: no service.
+    pub service: Option<Box<crate::service::Service>>,
 }
 
 /// `f`'s size, rounded up to whole segments of `mss` if its part asks (`workload.whole_segments`).
@@ -347,7 +350,7 @@ impl World {
         let look_ahead_flows = look_ahead && n * FLOW_BYTES > FLOW_LOOK_AHEAD_BYTES;
         let exact_hops = fwd.prediction_is_exact() && faults.is_none() && directory.is_none();
         let egress = crate::host::Egress::new(&s.host, s.transport.mss, topo.n_hosts, n).map(Box::new);
-        Ok(World {
+        let mut world = World {
             topo,
             routes,
             ports,
@@ -403,7 +406,10 @@ impl World {
             tenancy,
             udp,
             whole_segments: generated.whole_segments,
-        })
+            service: None,
+        };
+        world.start_service(s)?;
+        Ok(world)
     }
 
     /// Run to the stop condition; returns the simulated end time.
@@ -613,6 +619,7 @@ impl World {
             Event::Advertise { change } => self.on_advertise(change),
             Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
             Event::Directory(e) => self.on_directory_event(e),
+            Event::Service(e) => self.on_service_event(e),
         }
     }
 

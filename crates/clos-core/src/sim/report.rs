@@ -131,6 +131,9 @@ impl RunOutput<'_> {
         if let Some(directory) = w.directory_summary() {
             summary["directory"] = directory;
         }
+        if let Some(service) = &w.service {
+            summary["service"] = service.summary(end);
+        }
         Report {
             summary,
             flows,
