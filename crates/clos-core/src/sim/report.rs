@@ -131,6 +131,9 @@ impl RunOutput<'_> {
         if let Some(directory) = w.directory_summary() {
             summary["directory"] = directory;
         }
+        if let Some(multicast) = w.multicast_summary() {
+            summary["multicast"] = multicast;
+        }
         Report {
             summary,
             flows,
