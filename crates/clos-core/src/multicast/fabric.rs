@@ -66,6 +66,15 @@ pub enum Out {
     Detour { target: u32, resume: Mode },
 }
 
+/// What replication reads of a packet: its group, its sender, and the holder choice going up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    pub group: usize,
+    pub src: u32,
+    /// Picks the holder a packet goes up to ([`Spread`]); 0 picks the first.
+    pub choice: u64,
+}
+
 /// Where a group's tree was moved by a reconstruction (the controller's new root).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Root {
@@ -309,10 +318,10 @@ impl McFabric {
         (start, false)
     }
 
-    /// The copies switch `node` sends of a packet of group `g` from host `src`, travelling in
-    /// `mode`; `choice` picks the holder going up ([`Spread`]); `up(port)` says whether a
-    /// port's link is up. Appends to `out`.
-    pub fn replicate(&self, g: usize, node: u32, mode: Mode, src: u32, choice: u64, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
+    /// The copies switch `node` sends of datagram `d`, travelling in `mode`; `up(port)` says
+    /// whether a port's link is up. Appends to `out`.
+    pub fn replicate(&self, d: Datagram, node: u32, mode: Mode, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
+        let Datagram { group: g, src, choice } = d;
         let grp = &self.groups[g];
         let t = &self.tree;
         let half = t.half();
@@ -517,7 +526,7 @@ mod tests {
         let all_up = |_: u32| true;
         let run = |node: u32, mode: Mode| {
             let mut out = Vec::new();
-            f.replicate(0, node, mode, 0, 0, &all_up, &mut out);
+            f.replicate(Datagram { group: 0, src: 0, choice: 0 }, node, mode, &all_up, &mut out);
             out.iter()
                 .map(|o| match o {
                     Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
@@ -549,7 +558,7 @@ mod tests {
         let [p, q] = topo.links[failed as usize];
         let up = move |x: u32| x != p && x != q;
         let mut out = Vec::new();
-        f.replicate(0, n("core0"), Mode::Down, 0, 0, &up, &mut out);
+        f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("core0"), Mode::Down, &up, &mut out);
         assert_eq!(out, [Out::Detour { target: n("agg2"), resume: Mode::Down }]);
         let (first, hops) = f.next_hop(&topo, n("core0"), n("agg2"), &up).unwrap();
         assert_eq!((topo.ports[first as usize].to, hops), (n("agg0"), 3));
@@ -558,7 +567,7 @@ mod tests {
         assert_eq!(f.rebuild(&up), (1, 0));
         assert_eq!(f.groups[0].root, Some(Root::Core(1)));
         out.clear();
-        f.replicate(0, n("agg0"), Mode::Up, 0, 0, &up, &mut out);
+        f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("agg0"), Mode::Up, &up, &mut out);
         assert_eq!(out.len(), 1);
         let Out::Port(p) = out[0] else { panic!("a port") };
         assert_eq!(topo.ports[p as usize].to, n("core1"));
@@ -576,7 +585,7 @@ mod tests {
         let [p, q] = topo.links[failed as usize];
         let up = move |x: u32| x != p && x != q;
         let mut out = Vec::new();
-        f.replicate(0, n("agg2"), Mode::Down, 0, 0, &up, &mut out);
+        f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("agg2"), Mode::Down, &up, &mut out);
         assert_eq!(out[1], Out::Detour { target: n("tor3"), resume: Mode::Down });
         let (first, hops) = f.next_hop(&topo, n("agg2"), n("tor3"), &up).unwrap();
         assert_eq!((topo.ports[first as usize].to, hops), (n("tor2"), 3));

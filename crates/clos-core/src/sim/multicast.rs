@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::event::Event;
 use crate::metrics::trace::NO_LINK;
 use crate::multicast::delivery::Delivery;
-use crate::multicast::fabric::{McFabric, Mode, Out};
+use crate::multicast::fabric::{Datagram, McFabric, Mode, Out};
 use crate::multicast::spec::Spread;
 use crate::packet::Packet;
 use crate::rng::mix64;
@@ -182,7 +182,7 @@ impl World {
         let mut outs = std::mem::take(&mut m.scratch);
         outs.clear();
         let ports = &self.ports;
-        m.fabric.replicate(g, node, mode, pkt.src, choice, &|p| !ports.is_down(p), &mut outs);
+        m.fabric.replicate(Datagram { group: g, src: pkt.src, choice }, node, mode, &|p| !ports.is_down(p), &mut outs);
         if outs.is_empty() {
             // Nothing below wants it (a tree that changed while it climbed): lost, counted.
             m.scratch = outs;
