@@ -595,6 +595,32 @@ mod tests {
         assert_eq!(f.groups[0].root, Some(Root::Core(2)));
     }
 
+    /// core0 - agg2 and core1 - agg2 both fail: no core of group 0 reaches agg2, so no 3-hop
+    /// detour exists (nor, on the standard wiring, the paper's 5-hop one, an AB-wiring path).
+    /// By hand, hop counts to agg2 over the links up: tor2, tor3 1; agg3 2; core2, core3 3;
+    /// agg1 4; tor0 5; agg0 6; core0 7: core0 -> agg0 -> tor0 -> agg1 -> core2 -> agg3 -> tor2
+    /// -> agg2. The rebuild moves the group to core 2, whose tree uses agg1 and agg3.
+    #[test]
+    fn without_a_three_hop_detour_the_shortest_path_is_taken() {
+        let (topo, mut f) = fabric(r#"{"groups": [{"name": "g", "members": [1, 5, 7]}]}"#, &[vec![0]]);
+        let n = |name: &str| topo.node_named(name).unwrap();
+        let mut down = Vec::new();
+        for core in ["core0", "core1"] {
+            down.extend(topo.links[topo.links_between(n(core), n("agg2"))[0] as usize]);
+        }
+        let up = move |x: u32| !down.contains(&x);
+        let (mut at, mut path) = (n("core0"), vec!["core0".to_string()]);
+        let (_, hops) = f.next_hop(&topo, at, n("agg2"), &up).unwrap();
+        while let Some((p, _)) = f.next_hop(&topo, at, n("agg2"), &up) {
+            at = topo.ports[p as usize].to;
+            path.push(topo.nodes[at as usize].name.clone());
+        }
+        assert_eq!(hops, 7);
+        assert_eq!(path, ["core0", "agg0", "tor0", "agg1", "core2", "agg3", "tor2", "agg2"]);
+        assert_eq!(f.rebuild(&up), (1, 0));
+        assert_eq!(f.groups[0].root, Some(Root::Core(2)));
+    }
+
     #[test]
     fn the_fabric_must_be_a_whole_fat_tree() {
         let topo = crate::topology::fat_tree::build(&crate::topology::fat_tree::FatTree { k: 4, remove_cores: 1 }, Rate(1), Rate(1), 0).unwrap();
