@@ -54,6 +54,9 @@ pub enum Event {
     RouteInstall { switch: u32, version: u32 },
     /// The VL2 directory model's own events (lookups, migrations, reports, corrections).
     Directory(DirectoryEvent),
+    /// The multicast controller rebuilds the groups' trees around the failed links
+    /// (`sim/multicast.rs`).
+    McRebuild,
     /// The storage service's own events (`service`, `sim/service.rs`).
     Service(ServiceEvent),
 }

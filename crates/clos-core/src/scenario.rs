@@ -70,6 +70,9 @@ pub struct Scenario {
     /// Tenants with weights, which workloads name (`tenant`); docs/tenants.md.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenants: Vec<crate::workload::tenants::TenantSpec>,
+    /// Multicast groups and the control plane's parameters (fat trees; docs/multicast.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast: Option<crate::multicast::spec::MulticastSpec>,
     /// A request/response storage service with Pisces's mechanisms (`crate::service`;
     /// docs/tenants.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -693,6 +696,7 @@ impl Scenario {
             buffer: self.switch.buffer,
         };
         crate::workload::tenants::validate(&self.tenants, &queues, &self.workload, min_frame)?;
+        self.validate_multicast()?;
         if self.switch.buffer.0 > crate::fabric::MAX_BUFFER {
             return Err(bad(
                 "switch.buffer",
@@ -784,6 +788,43 @@ impl Scenario {
     }
 
     /// `switch.classes`, `quantum` and the workloads' `class`.
+    /// `[multicast]` on a fat tree, and every multicast workload naming one of its groups.
+    fn validate_multicast(&mut self) -> Result<()> {
+        let parts = crate::workload::parts_of(&self.workload);
+        let named: Vec<(String, Option<String>)> =
+            parts.iter().filter(|(_, w)| w.kind == crate::workload::spec::WorkloadKind::Multicast).map(|(p, w)| (p.clone(), w.group.clone())).collect();
+        let Some(m) = self.multicast.as_mut() else {
+            if let Some((path, _)) = named.first() {
+                return Err(bad(
+                    format!("{path}.group"),
+                    "names a multicast group but the scenario has no [multicast] table: add one with [[multicast.groups]]",
+                ));
+            }
+            return Ok(());
+        };
+        m.normalize()?;
+        if self.topology.kind != TopologyKind::FatTree {
+            return Err(bad(
+                "multicast",
+                "needs topology.kind = \"fat_tree\": packet-level multicast follows the fat tree's partitioned trees (VL2 and leaf-spine multicast are not built)",
+            ));
+        }
+        if self.directory.is_some() {
+            return Err(bad("multicast", "cannot run with [directory] (the VL2 agent does not resolve group addresses): remove one of them"));
+        }
+        for (path, group) in &named {
+            match group {
+                Some(g) if m.group(g).is_some() => {}
+                Some(g) => {
+                    let names: Vec<&str> = m.groups.iter().map(|g| g.name.as_str()).collect();
+                    return Err(bad(format!("{path}.group"), format!("{g:?} is not a group of [[multicast.groups]] ({})", names.join(", "))));
+                }
+                None => return Err(bad(format!("{path}.group"), "is required for a multicast workload: the name of a [[multicast.groups]] table")),
+            }
+        }
+        Ok(())
+    }
+
     fn validate_classes(&self) -> Result<()> {
         let sw = &self.switch;
         if sw.classes.len() > MAX_CLASSES {

@@ -102,6 +102,56 @@ DIRECTORY: list[Metric] = [
     ("first delivery after a move", slowest_migration(units.duration, "first_delivery_s")),
 ]
 
+
+def _receivers(results: Results) -> list[dict[str, Any]]:
+    groups = results.summary.get("multicast", {}).get("groups", [])
+    return [r for g in groups for r in g.get("receivers", [])]
+
+
+def _worst_receiver(
+    key: str, fmt: Callable[[Any], str], worst: Callable[..., Any] = min
+) -> Callable[[Results], str]:
+    """The worst member's `key` over every group (lowest delivery, highest latency)."""
+
+    def value(results: Results) -> str:
+        values = [r[key] for r in _receivers(results) if r.get(key) is not None]
+        return fmt(worst(values)) if values else "-"
+
+    return value
+
+
+def _worst_in_period(period: str) -> Callable[[Results], str]:
+    """The lowest share of what it was sent that a member received in `period`."""
+
+    def value(results: Results) -> str:
+        shares = [
+            r["periods"][period]["received"] / r["periods"][period]["expected"]
+            for r in _receivers(results)
+            if r["periods"][period]["expected"] > 0
+        ]
+        return units.percent(min(shares)) if shares else "-"
+
+    return value
+
+
+# Shown only when the run had multicast groups (docs/multicast.md).
+MULTICAST: list[Metric] = [
+    ("datagrams sent", _summary("multicast.packets", "sent", units.count)),
+    ("replicas made", _summary("multicast.packets", "replicas", units.count)),
+    ("copies delivered", _summary("multicast.packets", "delivered", units.count)),
+    ("copies dropped", _summary("multicast.packets", "dropped", units.count)),
+    ("worst member delivery", _worst_receiver("delivery_ratio", units.percent)),
+    ("worst member, detour period", _worst_in_period("detour")),
+    ("worst member, after rebuild", _worst_in_period("rebuilt")),
+    ("worst member latency max", _worst_receiver("latency_max_s", units.duration, max)),
+    ("copies detoured", _summary("multicast.detours", "copies", units.count)),
+    ("groups unrepaired", _summary("multicast.rebuilds", "groups_unrepaired", units.count)),
+    (
+        "groups over capacity",
+        lambda r: units.count(len(r.summary["multicast"]["tables"]["overflow_groups"])),
+    ),
+]
+
 COMPARISON: list[Metric] = [
     ("completion time", _summary("goodput", "completion_time_s", units.duration)),
     ("efficiency", _efficiency),
@@ -127,6 +177,8 @@ def run_table(name: str, results: Results) -> Table:
     sections = dict(SECTIONS)
     if isinstance(results.get("directory"), dict):
         sections["directory"] = DIRECTORY
+    if isinstance(results.get("multicast"), dict):
+        sections["multicast"] = MULTICAST
     for section, metrics in sections.items():
         for row, (label, value) in enumerate(metrics):
             table.add_row(section if row == 0 else "", label, value(results))

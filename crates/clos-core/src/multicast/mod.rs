@@ -11,19 +11,23 @@
 //! - [`meta_group`]: local aggregation into meta-groups, Algorithm 2 and Eq. 6 (§3.2);
 //! - [`churn`]: join/leave updates per event and layer, with and without batching (§4.3);
 //! - [`tenants`], [`placement`], [`group_sizes`]: the evaluation's population (§4.1);
-//! - [`evaluation`]: the statistical evaluation of §4.2-4.3 (`clos reproduce multicast`).
-//!
-//! Packet-level multicast (replication in the simulator's switches) and failover are not here
-//! yet; [`tree::GroupTree`] and [`partition::Partitioning`] are what a packet engine would consume.
+//! - [`evaluation`]: the statistical evaluation of §4.2-4.3 (`clos reproduce multicast`);
+//! - [`spec`]: the scenario's `[multicast]` table (groups and the control plane's parameters);
+//! - [`fabric`]: the trees on the packet simulator's fat tree, replication, location-tagged
+//!   detours and reconstruction after failures (§2.3, §3.3), which `sim/multicast.rs` runs;
+//! - [`delivery`]: what each receiver got, when, and how late.
 
 pub mod assign;
 pub mod churn;
+pub mod delivery;
 pub mod evaluation;
+pub mod fabric;
 pub mod fat_tree;
 pub mod group_sizes;
 pub mod meta_group;
 pub mod partition;
 pub mod placement;
+pub mod spec;
 pub mod table;
 pub mod tenants;
 pub mod tree;

@@ -338,6 +338,7 @@ fn flows_of(fp: &mut Footprint, path: &str, w: &WorkloadSpec, fabric: &FabricSiz
             fp.push(Of::Text, field("file"), format!("the flows file's text ({} lines)", count(lines)), text, text, "give a shorter file");
             (flows, field("file"), "one a line of the file".into(), "give a shorter file")
         }
+        Multicast => (m, field("hosts"), format!("one from each of {} senders", count(m)), "give fewer hosts"),
         Services => unreachable!("parts_of lists the services' parts"),
     };
     fp.push(Of::Flows, field, format!("{} flows ({what})", count(flows)), flows, flows.saturating_mul(cost::FLOW), fix);

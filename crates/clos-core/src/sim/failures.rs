@@ -194,6 +194,12 @@ impl World {
         if matches!(c.what, What::Loss(_)) {
             return; // invisible to routing
         }
+        if self.mcast.is_some() {
+            let down = c.what == What::Down;
+            self.mc_link_changed(down); // multicast detours from now on (`multicast.rs`)
+        }
+        let f = self.faults.as_mut().expect("changes only with failures");
+        let c = &f.changes[i as usize];
         match f.spec.mode {
             ConvergenceMode::Ideal => self.on_advertise(i),
             ConvergenceMode::LinkState | ConvergenceMode::Controller => {
@@ -219,6 +225,11 @@ impl World {
         }
         f.advertise(i as usize);
         f.records[i as usize].advertised = Some(now);
+        if self.mcast.is_some() {
+            let install = if f.spec.mode == ConvergenceMode::Ideal { 0 } else { f.spec.install.map_or(0, |d| d.0) };
+            self.mc_schedule_rebuild(install);
+        }
+        let f = self.faults.as_mut().expect("adverts only with failures");
         if let Some(c) = f.control.as_mut() {
             let steps = c.on_change(&self.topo, &mut self.routes, &f.advertised, i as usize, now);
             let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };

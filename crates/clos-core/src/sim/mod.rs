@@ -11,6 +11,7 @@ mod egress;
 pub mod failures;
 mod host;
 mod jitter;
+pub mod multicast;
 pub mod report;
 mod service;
 mod shape;
@@ -134,6 +135,9 @@ pub struct World {
     udp: Option<Box<crate::transport::udp::UdpFlows>>,
     /// Whether each part's flow sizes are rounded up to whole segments (`workload.whole_segments`).
     whole_segments: Vec<bool>,
+    /// Multicast groups, their trees and receivers (`[multicast]`, `multicast.rs`); `None`
+    /// costs nothing per packet.
+    pub mcast: Option<Box<multicast::Multicast>>,
     /// The storage service (`[service]`, `sim/service.rs`); `None`: no service.
     pub service: Option<Box<crate::service::Service>>,
 }
@@ -293,6 +297,7 @@ impl World {
         for (i, f) in flows.iter_mut().enumerate() {
             f.bytes = whole_segments(&generated.whole_segments, f, params.flow_mss(i));
         }
+        let mcast = multicast::Multicast::new(s, &topo, &mut flows, &generated.groups)?.map(Box::new);
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         for (i, f) in flows.iter().enumerate() {
             TcpParams::check_flow_size(f.bytes as f64, params.flow_mss(i), || format!("flow {i} (host {} to host {})", f.src, f.dst))?;
@@ -305,6 +310,9 @@ impl World {
         let udp = crate::transport::udp::UdpFlows::new(generated.udp_rates.clone()).map(|mut u| {
             for (i, f) in flows.iter().enumerate() {
                 u.add(i as u32, f.service, f.bytes, params.flow_mss(i));
+                if let Some(n) = mcast.as_ref().and_then(|m| m.receivers_of(i as u32, f.src)) {
+                    u.set_copies(i as u32, n);
+                }
             }
             Box::new(u)
         });
@@ -406,6 +414,7 @@ impl World {
             tenancy,
             udp,
             whole_segments: generated.whole_segments,
+            mcast,
             service: None,
         };
         world.start_service(s)?;
@@ -470,7 +479,8 @@ impl World {
             && self.trace.is_none()
             && self.jitter.is_none()
             && self.link_jitter.is_none()
-            && self.udp.is_none();
+            && self.udp.is_none()
+            && self.mcast.is_none();
         if plain && !self.general_only {
             self.fwd.known()
         } else {
@@ -560,6 +570,10 @@ impl World {
         if !S::PLAIN && self.faults.is_some() && self.lost_in_transit(pkt) {
             return;
         }
+        if !S::PLAIN && self.mcast.is_some() && self.pool.get(pkt).has(multicast::FLAG_MC) {
+            self.mc_arrive(node, pkt); // a multicast copy (`multicast.rs`)
+            return;
+        }
         if self.topo.is_host(node) {
             self.host_receive::<S>(pkt);
         } else {
@@ -620,6 +634,7 @@ impl World {
             Event::RouteInstall { switch, version } => self.on_route_install(switch, version),
             Event::Directory(e) => self.on_directory_event(e),
             Event::Service(e) => self.on_service_event(e),
+            Event::McRebuild => self.on_mc_rebuild(),
         }
     }
 
@@ -761,16 +776,32 @@ impl World {
     }
 
     /// sent = delivered + dropped + in flight, or an error.
+    /// With multicast, every copy a switch made counts as sent too (`multicast.rs`).
     pub fn check_conservation(&self) -> Result<()> {
         let c = &self.counters;
-        if c.sent != c.delivered + c.dropped + self.in_flight() {
+        let replicas = self.mcast.as_ref().map_or(0, |m| m.counters.replicas);
+        if c.sent + replicas != c.delivered + c.dropped + self.in_flight() {
             return Err(Error::Invariant(format!(
-                "packet conservation: sent {} != delivered {} + dropped {} + in flight {}",
+                "packet conservation: sent {} + multicast replicas {replicas} != delivered {} + dropped {} + in flight {}",
                 c.sent,
                 c.delivered,
                 c.dropped,
                 self.in_flight()
             )));
+        }
+        if let Some(m) = &self.mcast {
+            let mc = &m.counters;
+            if mc.sent + mc.replicas < mc.delivered + mc.dropped || m.in_flight() > self.in_flight() {
+                return Err(Error::Invariant(format!(
+                    "multicast conservation: sent {} + replicas {} against delivered {} + dropped {} + in flight {} (of {} packets alive)",
+                    mc.sent,
+                    mc.replicas,
+                    mc.delivered,
+                    mc.dropped,
+                    m.in_flight(),
+                    self.in_flight()
+                )));
+            }
         }
         Ok(())
     }
@@ -872,8 +903,12 @@ impl World {
             let event = if pkt.has(FLAG_ACK) { TraceEvent::DropAck } else { TraceEvent::Drop };
             t.record(self.now, pkt.flow, event, pkt.seg, port, Marks::of(pkt));
         }
+        let mc = pkt.has(multicast::FLAG_MC);
         self.pool.free(h);
         self.counters.dropped += 1;
+        if let (true, Some(m)) = (mc, self.mcast.as_mut()) {
+            m.counters.dropped += 1;
+        }
         if self.udp.is_some() {
             self.udp_dropped(flow as u32);
         }

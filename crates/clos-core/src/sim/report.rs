@@ -134,6 +134,9 @@ impl RunOutput<'_> {
         if let Some(service) = &w.service {
             summary["service"] = service.summary(end);
         }
+        if let Some(multicast) = w.multicast_summary() {
+            summary["multicast"] = multicast;
+        }
         Report {
             summary,
             flows,

@@ -25,6 +25,13 @@ impl World {
         let Some((seg, payload, next)) = self.udp.as_mut().and_then(|u| u.send(flow, self.now)) else { return };
         let (src, dst) = (self.flows[flow as usize].src, self.flows[flow as usize].dst);
         let mut pkt = Packet { flow, src, dst, seg, payload, ts: self.now, entropy: self.entropy[flow as usize][0], ..Packet::default() };
+        if let Some(g) = self.mcast.as_ref().and_then(|m| m.group_of(flow)) {
+            self.mc_emit(g, pkt); // to a group (`multicast.rs`)
+            if let Some(at) = next {
+                self.queue.schedule(at, Event::UdpSend { flow });
+            }
+            return;
+        }
         // Straight to the NIC, as an ACK goes: the rate is at most the host's link rate
         // (`workload::udp_rate`), so its queue stays short. A datagram the VL2 agent holds for
         // a lookup is in flight there.

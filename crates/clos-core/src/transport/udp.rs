@@ -77,8 +77,11 @@ pub struct UdpFlows {
     /// Per flow id; `None` for TCP flows.
     senders: Vec<Option<UdpSender>>,
     in_flight: Vec<u32>,
-    arrived: Vec<u32>,
+    arrived: Vec<u64>,
     over: Vec<bool>,
+    /// Copies of each datagram that should arrive: 1, or a multicast group's receivers
+    /// (`sim/multicast.rs`); empty until a flow has more than one.
+    copies: Vec<u32>,
 }
 
 /// What a datagram's fate means for its flow.
@@ -124,6 +127,20 @@ impl UdpFlows {
         sent
     }
 
+    /// Each datagram of `flow` is to reach `n` receivers (a multicast group's).
+    pub fn set_copies(&mut self, flow: u32, n: u32) {
+        if self.copies.len() < self.senders.len() {
+            self.copies.resize(self.senders.len(), 1);
+        }
+        self.copies[flow as usize] = n;
+    }
+
+    /// A switch made one more copy of a datagram of `flow` (multicast replication): one more
+    /// on its way, to arrive or be dropped.
+    pub fn replicated(&mut self, flow: u32) {
+        self.in_flight[flow as usize] += 1;
+    }
+
     /// A datagram of `flow` reached its receiver.
     pub fn arrived(&mut self, flow: u32) -> Fate {
         self.arrived[flow as usize] += 1;
@@ -141,7 +158,8 @@ impl UdpFlows {
         let s = self.senders[f].as_ref().expect("a constant-rate flow");
         if self.in_flight[f] == 0 && s.sent_all() && !self.over[f] {
             self.over[f] = true;
-            return Fate::Over { complete: self.arrived[f] == s.total() };
+            let copies = self.copies.get(f).copied().unwrap_or(1);
+            return Fate::Over { complete: self.arrived[f] == s.total() as u64 * copies as u64 };
         }
         Fate::Running
     }

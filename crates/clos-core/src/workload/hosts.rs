@@ -77,8 +77,17 @@ impl From<HostSet> for Value {
 }
 
 impl HostSet {
-    /// The host ids, in order; `field` names the scenario field for errors.
+    /// The host ids, in order, at least two; `field` names the scenario field for errors.
     pub fn resolve(&self, n_hosts: u32, field: &str) -> Result<Vec<u32>> {
+        let hosts = self.resolve_any(n_hosts, field)?;
+        if hosts.len() < 2 {
+            return Err(bad(field, "needs at least 2 hosts to make any flow"));
+        }
+        Ok(hosts)
+    }
+
+    /// The host ids, in order, however few (a multicast group's senders or members).
+    pub fn resolve_any(&self, n_hosts: u32, field: &str) -> Result<Vec<u32>> {
         if let HostSet::Listed(ranges) = self {
             // Checked before the ranges are expanded: "2-99999999" must not take 400 MB first.
             if let Some(&(a, _)) = ranges.iter().find(|&&(_, b)| b >= n_hosts) {
@@ -105,9 +114,6 @@ impl HostSet {
             if std::mem::replace(&mut seen[h as usize], true) {
                 return Err(bad(field, format!("host {h} is listed twice")));
             }
-        }
-        if hosts.len() < 2 {
-            return Err(bad(field, "needs at least 2 hosts to make any flow"));
         }
         Ok(hosts)
     }

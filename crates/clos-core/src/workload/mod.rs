@@ -57,6 +57,8 @@ pub struct Generated {
     /// Each part's constant rate, bits/s, if its flows are unresponsive datagrams
     /// (`workload.transport = "udp"`, `transport/udp.rs`), indexed as `services`.
     pub udp_rates: Vec<Option<u64>>,
+    /// The multicast group each part sends to (`workload.group`), indexed as `services`.
+    pub groups: Vec<Option<String>>,
     /// Whether each part's flow sizes are rounded up to whole segments, indexed as `services`.
     pub whole_segments: Vec<bool>,
     /// `(request, response)` flow ids: the response starts when its request has arrived, not
@@ -101,6 +103,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
     let mut classes = Vec::new();
     let mut tenants = Vec::new();
     let mut udp_rates = Vec::new();
+    let mut groups = Vec::new();
     let mut whole_segments = Vec::new();
     let mut described = Vec::new();
     let mut starts_on_arrival = Vec::new();
@@ -123,6 +126,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         classes.push(spec.class.unwrap_or(0));
         tenants.push(spec.tenant.clone());
         udp_rates.push(udp_rate(spec, path, &made, topo)?);
+        groups.push(spec.group.clone());
         whole_segments.push(spec.whole_segments == Some(true));
         let first = flows.len();
         flows.extend(made);
@@ -145,6 +149,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
             classes.push(spec.class.unwrap_or(0));
             tenants.push(spec.tenant.clone());
             udp_rates.push(None);
+            groups.push(None);
             whole_segments.push(false);
             let at = flows.len();
             starts_on_arrival.extend(answers.iter().enumerate().map(|(k, &r)| ((at + k) as u32, (first + r) as u32)));
@@ -155,7 +160,7 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         }
     }
     let summary = json!({"services": described, "expected_load": load::expected_load(w, &flows, topo)});
-    Ok(Generated { flows, closed_loop, services, classes, tenants, udp_rates, whole_segments, starts_on_arrival, continues, summary })
+    Ok(Generated { flows, closed_loop, services, classes, tenants, udp_rates, groups, whole_segments, starts_on_arrival, continues, summary })
 }
 
 /// The constant rate of `spec`'s flows, if they are datagrams (`transport = "udp"`): at most
@@ -193,10 +198,18 @@ fn part(
         return read_flow_file(w.file.as_deref().unwrap_or_default(), n);
     }
     let group = match &w.hosts {
+        Some(h) if w.kind == Multicast => h.resolve_any(n, &format!("{path}.hosts"))?,
         Some(h) => h.resolve(n, &format!("{path}.hosts"))?,
         None => (0..n).collect(),
     };
     let m = group.len();
+    if w.kind == Multicast {
+        // One flow per sender; its destination is the group's (`sim/multicast.rs` sets `dst`
+        // to a member, for the flow table).
+        let start = w.start.map_or(0, |d| d.0);
+        let bytes = w.bytes.map_or(0, |b| b.0);
+        return Ok(group.iter().map(|&h| FlowSpec { src: h, dst: h, bytes, start, service }).collect());
+    }
     if m < 2 && w.destinations.is_none() {
         return Err(bad(format!("{path}.hosts"), "needs at least 2 hosts to make any flow"));
     }
@@ -282,7 +295,7 @@ fn part(
             closed.loops.push(l);
             return Ok(first);
         }
-        Flows | Services => unreachable!("handled above / flattened by `parts`"),
+        Flows | Services | Multicast => unreachable!("handled above / flattened by `parts`"),
     };
     // Arrival processes: a host sends nothing before it joins.
     if ramp > 0 {

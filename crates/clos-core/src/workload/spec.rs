@@ -35,6 +35,9 @@ pub enum WorkloadKind {
     Periodic,
     /// Several named workloads side by side, each on its own hosts and times (VL2 §5.3).
     Services,
+    /// Each of `hosts` sends `bytes` to multicast group `group` as datagrams at `rate`
+    /// (`[multicast]`, docs/multicast.md).
+    Multicast,
 }
 
 /// How a workload's flows send (`workload.transport`).
@@ -146,6 +149,9 @@ pub struct WorkloadSpec {
     /// segment (which, serialised faster, overtakes the full one before it on a parallel path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole_segments: Option<bool>,
+    /// Multicast: the group (a name from `[[multicast.groups]]`) the senders send to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Services: the sub-workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<WorkloadSpec>>,
@@ -156,11 +162,11 @@ pub struct WorkloadSpec {
 
 /// Kinds that start flows for as long as they run, so they need to know when to stop.
 const OPEN_ENDED: &[WorkloadKind] = &[Poisson, ClosedLoop, Periodic];
-const FIXED_SIZE: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Incast, Periodic];
-const ALL_BUT_FLOWS: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Services];
+const FIXED_SIZE: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Incast, Periodic, Multicast];
+const ALL_BUT_FLOWS: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Services, Multicast];
 /// Kinds whose flows may be constant-rate: not those that start flows on another's completion.
-const UDP_KINDS: &[WorkloadKind] = &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, Periodic];
-const LEAVES: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic];
+const UDP_KINDS: &[WorkloadKind] = &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, Periodic, Multicast];
+const LEAVES: &[WorkloadKind] = &[Shuffle, Permutation, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Multicast];
 
 pub fn kind_name(k: WorkloadKind) -> String {
     serde_json::to_value(k).unwrap().as_str().unwrap().to_string()
@@ -195,9 +201,10 @@ impl WorkloadSpec {
             ("connections", self.connections.is_some(), &[Incast, Flows]),
             ("interval", self.interval.is_some(), &[Incast, Periodic]),
             ("services", self.services.is_some(), &[Services]),
+            ("group", self.group.is_some(), &[Multicast]),
             ("transport", self.transport.is_some(), UDP_KINDS),
             ("rate", self.rate.is_some(), UDP_KINDS),
-            ("tenant", self.tenant.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
+            ("tenant", self.tenant.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic, Multicast]),
             ("background", self.background.is_some(), &[Shuffle, Permutation, Flows, Stride, Bijection, Poisson, ClosedLoop, Incast, Periodic]),
         ]
     }
@@ -254,7 +261,7 @@ impl WorkloadSpec {
                 return Err(bad(field(f), "must be positive"));
             }
         }
-        if self.hosts == Some(super::hosts::HostSet::First(0)) || self.hosts == Some(super::hosts::HostSet::First(1)) {
+        if self.hosts == Some(super::hosts::HostSet::First(0)) || (self.kind != Multicast && self.hosts == Some(super::hosts::HostSet::First(1))) {
             return Err(bad(field("hosts"), "needs at least 2 hosts to make any flow"));
         }
         match self.kind {
@@ -310,6 +317,17 @@ impl WorkloadSpec {
                         return Err(bad(format!("{p}.kind"), "a service cannot itself be a services workload; list its parts here instead"));
                     }
                     s.normalize(&p, self.stop.or(stop))?;
+                }
+            }
+            Multicast => {
+                need(self.group.is_some(), "group", "the name of a [[multicast.groups]] table")?;
+                need(self.hosts.is_some(), "hosts", "the sending hosts, e.g. [0]")?;
+                match self.transport {
+                    None => self.transport = Some(PartTransport::Udp),
+                    Some(PartTransport::Tcp) => {
+                        return Err(bad(field("transport"), "a multicast workload sends datagrams (\"udp\"); TCP stays unicast: remove it"));
+                    }
+                    Some(PartTransport::Udp) => {}
                 }
             }
             Shuffle | Bijection => {}
