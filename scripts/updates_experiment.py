@@ -10,10 +10,12 @@ and draws two figures, read with telemetry queries (`clos.results.Query`):
 - docs/images/updates-tor0-uplinks.png: bytes tor0 sends to agg0 per millisecond, by strategy.
 
     .venv/bin/python scripts/updates_experiment.py            # about 10 s
+    .venv/bin/python scripts/updates_experiment.py --out DIR  # the figures elsewhere (a test does)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -82,7 +84,10 @@ def mark(ax) -> None:
         ax.text(at * 1e3 + 2, ax.get_ylim()[1] * y, f"tor0-agg0 {what}", fontsize=7)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=IMAGES, help="folder for the two figures")
+    images = ap.parse_args(argv).out
     base = baseline()
     runs = {s: clos.run(Scenario.load(f"updates-{s}", RUN)) for s in STRATEGIES}
     print(
@@ -98,7 +103,7 @@ def main() -> int:
         f"{fct(base, 0.5) * 1e3:.1f} / {fct(base, 1.0) * 1e3:.1f} ms"
     )
 
-    IMAGES.mkdir(parents=True, exist_ok=True)
+    images.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(8, 3.6))
     ax = fig.subplots()
     for label, r in {"no failure": base, **runs}.items():
@@ -112,7 +117,7 @@ def main() -> int:
     mark(ax)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(IMAGES / "updates-goodput.png", dpi=110)
+    fig.savefig(images / "updates-goodput.png", dpi=110)
 
     fig = Figure(figsize=(8, 5))
     axes = fig.subplots(len(STRATEGIES), 1, sharex=True)
@@ -126,7 +131,7 @@ def main() -> int:
     axes[-1].set_xlim(0, XMAX_MS)
     axes[-1].set_xlabel("time (ms)")
     fig.tight_layout()
-    fig.savefig(IMAGES / "updates-tor0-uplinks.png", dpi=110)
+    fig.savefig(images / "updates-tor0-uplinks.png", dpi=110)
     return 0
 
 

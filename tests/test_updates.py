@@ -195,3 +195,22 @@ def test_input_errors_name_the_field(override: str, says: str):
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert says in result.stderr
+
+
+def test_the_documented_experiment_prints_its_table_and_draws_both_figures(tmp_path, capsys):
+    """scripts/updates_experiment.py, as docs/updates.md runs it, with the figures in a scratch
+    folder: a row per strategy with the same mixed-version counts as the bundled scenarios."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "updates_experiment.py"
+    spec = importlib.util.spec_from_file_location("updates_experiment", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--out", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "strategy" not in line]
+    assert [r.split("|")[1].strip() for r in rows] == list(module.STRATEGIES)
+    assert rows[0].split("|")[2].strip() not in ("0", "")  # unordered mixes versions
+    assert all(r.split("|")[2].strip() == "0" for r in rows[1:])
+    for name in ("updates-goodput.png", "updates-tor0-uplinks.png"):
+        assert (tmp_path / name).stat().st_size > 10_000
