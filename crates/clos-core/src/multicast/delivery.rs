@@ -62,6 +62,8 @@ pub struct Delivery {
     pub period: usize,
     /// When each period began.
     pub began: [Option<Time>; 3],
+    /// Every change of period, in order: (when, the period entered).
+    changes: Vec<(Time, usize)>,
 }
 
 impl Delivery {
@@ -77,6 +79,7 @@ impl Delivery {
                 .collect(),
             period: 0,
             began: [Some(0), None, None],
+            changes: Vec::new(),
         }
     }
 
@@ -88,10 +91,13 @@ impl Delivery {
         }
     }
 
-    /// Host `host` received a datagram of group `g`, `latency` after it was sent; false if the
-    /// host is not a member (never, on a correct tree).
-    pub fn received(&mut self, g: usize, host: u32, latency: Time, detoured: bool) -> bool {
-        let p = self.period;
+    /// Host `host` received a datagram of group `g` at `now`, `latency` after it was sent; false
+    /// if the host is not a member (never, on a correct tree).
+    pub fn received(&mut self, g: usize, host: u32, now: Time, latency: Time, detoured: bool) -> bool {
+        // The period the datagram was sent in, as `sent` counted it: one sent just before a
+        // failure and received after it is expected before it, and received there too.
+        let sent = now - latency;
+        let p = self.changes.iter().take_while(|(at, _)| *at <= sent).last().map_or(0, |c| c.1);
         let Some(r) = self.groups[g].receivers.iter_mut().find(|r| r.host == host) else { return false };
         r.received[p] += 1;
         r.detoured += u64::from(detoured);
@@ -106,6 +112,7 @@ impl Delivery {
         if period != self.period {
             self.period = period;
             self.began[period] = Some(now);
+            self.changes.push((now, period));
         }
     }
 
@@ -164,11 +171,15 @@ mod tests {
         assert_eq!(d.groups[0].expected(1, None), 5);
         assert_eq!(d.groups[0].expected(5, None), 4, "host 5 does not receive its own");
         assert_eq!(d.groups[0].expected(5, Some(1)), 1);
-        assert!(d.received(0, 1, 10, false));
-        assert!(d.received(0, 1, 30, true));
-        assert!(!d.received(0, 2, 10, false));
+        // Received at 110 and 140: the first was sent at 100 (the detour), the second at 110
+        // (also); one received at 105 was sent at 95, before the failure.
+        assert!(d.received(0, 1, 110, 10, false));
+        assert!(d.received(0, 1, 140, 30, true));
+        assert!(d.received(0, 5, 105, 10, false));
+        assert!(!d.received(0, 2, 110, 10, false));
         let r = &d.groups[0].receivers[0];
         assert_eq!((r.received, r.detoured, r.latency_mean(), r.latency_min(), r.latency_max()), ([0, 2, 0], 1, Some(20), Some(10), 30));
+        assert_eq!(d.groups[0].receivers[1].received, [1, 0, 0], "sent before the failure");
         assert_eq!(d.summary(0)["receivers"][0]["lost"], 3);
         assert_eq!(d.began, [Some(0), Some(100), None]);
     }

@@ -246,7 +246,7 @@ impl World {
         let m = self.mcast.as_mut().expect("multicast packets only with [multicast]");
         m.counters.delivered += 1;
         let g = m.group_of(pkt.flow).expect("a multicast packet's flow has a group");
-        let member = m.delivery.received(g, host, now - pkt.ts, pkt.has(FLAG_DETOURED));
+        let member = m.delivery.received(g, host, now, now - pkt.ts, pkt.has(FLAG_DETOURED));
         debug_assert!(member, "host {host} is not a member of group {g}");
         self.udp_receive(&pkt);
     }
