@@ -9,6 +9,9 @@ from typing import TypeVar
 
 MISSING = "-"
 
+# Picoseconds (the core's unit of time) per unit a user writes ("1ms", `unit="us"`).
+PICOSECONDS = {"ns": 1e3, "us": 1e6, "ms": 1e9, "s": 1e12}
+
 T = TypeVar("T", int, float)
 
 

@@ -33,13 +33,14 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from clos.units import PICOSECONDS
+
 PORT_FIELDS = ("switch", "port", "to", "tier")
 PORT_COUNTS = ("bytes", "packets", "drops", "ecn_marks")
 FLOW_FIELDS = ("flow", "src", "dst", "service", "tenant")
 FLOW_COUNTS = ("bytes", "drops")
 START = "interval_start_s"
 PS_PER_S = 10**12
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
 class QueryError(ValueError):
@@ -71,10 +72,10 @@ def seconds(value: float | str) -> float:
         return float(value)
     if isinstance(value, str):
         text = value.strip()
-        for unit in sorted(_UNITS, key=len, reverse=True):
+        for unit in sorted(PICOSECONDS, key=len, reverse=True):
             if text.endswith(unit):
                 try:
-                    return float(text[: -len(unit)]) * _UNITS[unit]
+                    return float(text[: -len(unit)]) * (PICOSECONDS[unit] / PS_PER_S)
                 except ValueError:
                     break
     raise QueryError(f'every: {value!r} is not a duration; give seconds or a string like "1ms"')

@@ -18,9 +18,10 @@ import polars as pl
 
 from clos.results import key_numbers, page
 from clos.results.results import TABLES, Results
+from clos.units import PICOSECONDS
 
 # Picoseconds per unit, for `Run.table`.
-UNITS = {"ns": 1e3, "us": 1e6, "ms": 1e9, "s": 1e12}
+UNITS = PICOSECONDS
 
 
 def _figures() -> dict[str, Callable[[Results], Any]]:
