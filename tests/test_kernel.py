@@ -4,6 +4,7 @@ skipped elsewhere."""
 
 import argparse
 import importlib.util
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -51,20 +52,24 @@ def test_two_responders_take_the_serialisation_time_in_both(kernel, persistent):
     # round is the port's serialisation of 128 KB in frames, about 10.7 ms, in the kernel and
     # in clos alike (within 10%: the kernel's tbf counts 1,514 B a frame, clos 1,538 on the wire).
     # Over kept connections the second round starts with the windows the first grew, and still
-    # loses nothing.
+    # loses nothing. The kernel shares this machine with everything else on it, and about one
+    # round in fifteen ends ~5 ms late (a host scheduled late), so each side's round is the
+    # median of three runs.
     rounds = [[(0, 64_000), (1, 64_000)]] * (2 if persistent else 1)
-    with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
-        rtt = s.rtt()
-        k = kernel.run_kernel(s, rounds, 0.01, persistent)
-    args = options(persistent=persistent)
-    c = kernel.run_clos(2, args, rtt, k["flows"])
-    starts = [f["start"] for f in k["flows"]]
-    ours = kernel.rounds_of(k["flows"], c["starts"], c["ends"])
-    theirs = kernel.rounds_of(k["flows"], starts, [f["end"] for f in k["flows"]])
-    assert k["drops"] == 0 and c["drops"] == 0
-    for o, t in zip(ours, theirs, strict=True):
-        assert 0.009 < t < 0.0125, t
-        assert abs(o - t) / t < 0.1, (o, t)
+    ours, theirs = [], []
+    for _ in range(3):
+        with kernel.Star(2, "100mbit", 150_000, "200ms", True) as s:
+            rtt = s.rtt()
+            k = kernel.run_kernel(s, rounds, 0.01, persistent)
+        c = kernel.run_clos(2, options(persistent=persistent), rtt, k["flows"])
+        starts = [f["start"] for f in k["flows"]]
+        ours.append(kernel.rounds_of(k["flows"], c["starts"], c["ends"]))
+        theirs.append(kernel.rounds_of(k["flows"], starts, [f["end"] for f in k["flows"]]))
+        assert k["drops"] == 0 and c["drops"] == 0
+    per_round = zip(*ours, strict=True), zip(*theirs, strict=True)
+    for o, t in zip(*(map(statistics.median, r) for r in per_round), strict=True):
+        assert 0.009 < t < 0.0125, theirs
+        assert abs(o - t) / t < 0.1, (ours, theirs)
 
 
 def test_both_sides_are_saved_as_results_clos_compare_reads(kernel, tmp_path):
@@ -108,8 +113,10 @@ def test_short_flows_beside_a_long_one_wait_as_long_in_both(kernel):
     # star.py short in small: a 3 MB flow and 7 short flows of 20 KB from two other hosts, 10 ms
     # apart. A short flow waits behind the queue the long one keeps at the port, so the median
     # short flow's completion time is the same in both within 15% (the full run: within 2%;
-    # docs/validation.md, "Short flows beside a long one").
-    args = options(runs=1, size=3_000_000, short=20_000, every=0.01, senders=2, gap=0.01)
+    # docs/validation.md, "Short flows beside a long one"). Where the long flow's sawtooth
+    # stands when the short flows come depends on the kernel's timing on a shared machine, so
+    # each side's median is taken over three runs.
+    args = options(runs=3, size=3_000_000, short=20_000, every=0.01, senders=2, gap=0.01)
     rows = {r[0]: r for r in kernel.short(args)}
     theirs = float(rows["p50"][1].split()[0])
     ours = float(rows["p50"][2])
