@@ -6,6 +6,7 @@ minutes and gigabytes (issue 39, item 1)."""
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -156,6 +157,11 @@ def test_a_run_that_cannot_fit_is_refused_in_one_line(
     assert says in line, line
     if "needs about" in line:
         assert "CLOS_MEMORY_BUDGET" in line and ("available" in line or "allows" in line), line
+        # The budget it suggests covers the need: a suggestion below it would be refused again.
+        need = re.search(r"needs about ([0-9.]+) ([KMGTP]?B)", line)
+        suggested = re.search(r'CLOS_MEMORY_BUDGET to "(\d+)GB" or more', line)
+        scale = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
+        assert int(suggested[1]) * 1e9 >= float(need[1]) * scale[need[2]], line
     # Refused before anything is built: about 0.1 s here; generous for a slow shared machine.
     assert seconds < 10, f"{case}: {seconds:.1f} s"
     assert not (tmp_path / "out" / "summary.json").exists()

@@ -249,15 +249,24 @@ impl Footprint {
         Err(bad(
             &largest.field,
             format!(
-                "the run needs about {} of memory, more than {}; {} of it for {}: {}, or set {BUDGET_VARIABLE} to a size such as \"64GB\" to run it anyway",
+                "the run needs about {} of memory, more than {}; {} of it for {}: {}, or set {BUDGET_VARIABLE} to \"{}GB\" or more to run it anyway",
                 size(total),
                 budget.describe(),
                 size(largest.bytes),
                 largest.what,
-                largest.fix
+                largest.fix,
+                suggested_gb(total)
             ),
         ))
     }
+}
+
+/// A budget in whole GB that covers `bytes`, rounded up to three significant digits so that it
+/// reads as the estimate does (4.70 TB: \"4700GB\").
+fn suggested_gb(bytes: u64) -> u64 {
+    let gb = bytes.div_ceil(1_000_000_000).max(1);
+    let unit = 10u64.pow(gb.ilog10().saturating_sub(2));
+    gb.div_ceil(unit) * unit
 }
 
 /// Whether routing keeps a weighted split beside every entry (`lb::split_mode`).
@@ -767,9 +776,19 @@ mod tests {
         assert_eq!(
             e,
             "workload.interval: the run needs about 2.88 MB of memory, more than the 1.00 MB that CLOS_MEMORY_BUDGET allows; \
-             2.88 MB of it for 3,000 flows: give a longer interval, or set CLOS_MEMORY_BUDGET to a size such as \"64GB\" to run it anyway"
+             2.88 MB of it for 3,000 flows: give a longer interval, or set CLOS_MEMORY_BUDGET to \"1GB\" or more to run it anyway"
         );
         assert!(fp.check(&Budget { bytes: 8_000_000_000, source: Source::Default }).is_ok());
+    }
+
+    /// The budget an error suggests covers the estimate, in GB to three significant digits.
+    #[test]
+    fn the_suggested_budget_covers_the_estimate() {
+        assert_eq!(suggested_gb(1), 1);
+        assert_eq!(suggested_gb(999_000_000_000), 999);
+        assert_eq!(suggested_gb(4_698_000_000_000), 4_700);
+        assert_eq!(suggested_gb(3_840_000_000_000_000), 3_840_000);
+        assert_eq!(suggested_gb(3_840_000_000_000_001), 3_850_000);
     }
 
     #[test]
