@@ -128,25 +128,29 @@ def test_a_leaf_spine_under_the_kernels_ecmp_runs_at_the_line_rate_in_both(kerne
     # each way. Alone on its path, a flow runs at the line rate less its headers (1,448 B of
     # every 1,538 on the wire: 94.1 Mb/s at 100 Mb/s), in the kernel's routers and in clos; the
     # kernel's software path costs a little (84-92 Mb/s measured), so each side is within 15%
-    # of it, and nothing is dropped.
+    # of it, and nothing is dropped. That path shares the machine: under load one run in five
+    # fell to 69-79 Mb/s here, so each flow's goodput is its median over three runs.
     spec = importlib.util.spec_from_file_location(
         "kernel_leafspine", SCRIPT.parent / "leafspine.py"
     )
     ls = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ls)
     args = options()
+    theirs, ours = [], []
     with ls.LeafSpine(2, 2, 1, "100mbit", 150_000, "200ms") as net:
         rtt = net.rtt(1)
-        k = kernel.run_kernel(net, [[(s, 2_000_000, 0.0, d) for s, d in ls.permutation(net)]], 0.0)
-    c = ls.run_clos(net, args, rtt, k["flows"], seed=1)
-    theirs = ls.goodputs(
-        k["flows"], [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
-    )
-    ours = ls.goodputs(k["flows"], c["starts"], c["ends"])
+        for _ in range(3):
+            flows = [(s, 2_000_000, 0.0, d) for s, d in ls.permutation(net)]
+            k = kernel.run_kernel(net, [flows], 0.0)
+            c = ls.run_clos(net, args, rtt, k["flows"], seed=1)
+            starts, ends = [f["start"] for f in k["flows"]], [f["end"] for f in k["flows"]]
+            theirs.append(ls.goodputs(k["flows"], starts, ends))
+            ours.append(ls.goodputs(k["flows"], c["starts"], c["ends"]))
+            assert k["drops"] == 0 and c["drops"] == 0
     line = 100 * 1448 / 1538
-    for g in theirs + ours:
-        assert abs(g - line) / line < 0.15, (theirs, ours)
-    assert k["drops"] == 0 and c["drops"] == 0
+    for side in (theirs, ours):
+        for g in map(statistics.median, zip(*side, strict=True)):
+            assert abs(g - line) / line < 0.15, (theirs, ours)
 
 
 def test_the_whole_table_reruns_in_one_command(kernel):
