@@ -10,7 +10,7 @@ use crate::failures::{ConvergenceSpec, FailureSpec};
 pub use crate::host::spec::{HostSpec, Qdisc, Tsq};
 use crate::lb::Scheme;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
+use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -403,6 +403,10 @@ pub struct TransportSpec {
     /// start ends at the first ACK train longer than half the least round trip, or a round trip
     /// grown by 4-16 ms, once the window is 16 segments.
     pub hystart: bool,
+    /// How CUBIC grows the window in congestion avoidance (`kind = "cubic"`): `"rfc"` (RFC
+    /// 9438) or `"linux"` (`tcp_cubic.c`: also at least 5% a round trip while no W_max is
+    /// known, before the first loss and after a timeout; `transport/cubic.rs`).
+    pub cubic_growth: CubicGrowth,
     /// ACK each of a connection's first `quickack` data segments at once, whatever
     /// `delayed_ack` says, and the next 16 after a duplicate segment (Linux's quickack mode).
     pub quickack: u32,
@@ -464,6 +468,7 @@ impl Default for TransportSpec {
             prr: false,
             prr_bound: PrrBound::Ssrb,
             hystart: false,
+            cubic_growth: CubicGrowth::Rfc,
             quickack: 0,
             push_ack: false,
             rack: false,
@@ -889,6 +894,7 @@ impl Scenario {
             prr: t.prr,
             prr_bound: t.prr_bound,
             hystart: t.hystart,
+            cubic_growth: t.cubic_growth,
             cubic: t.kind == Kind::Cubic,
             quickack: t.quickack,
             push_ack: t.push_ack,

@@ -8,10 +8,18 @@
 //! by alpha = 3 (1 - beta) / (1 + beta) segments per round trip, §4.3), the window follows Reno:
 //! at datacenter round trips of microseconds the cubic term barely moves, so CUBIC there grows
 //! like a Reno with a gentler decrease. Fast convergence (§4.7) lowers W_max when an event comes
-//! before the last W_max was reached. Slow start is the sender's (no HyStart).
+//! before the last W_max was reached. Slow start is the sender's (HyStart is `hystart.rs`).
+//!
+//! Linux's `tcp_cubic.c` adds two rules (`transport.cubic_growth = "linux"`). While no W_max is
+//! known, `bictcp_update` grows the window by at least 5% a round trip (one segment for every
+//! 20 acknowledged) where the RFC's curve would start flat at the window; and entering the Loss
+//! state after a timeout resets CUBIC's state (`bictcp_state`), so W_max is forgotten and that
+//! floor holds again. With HyStart ending slow start at 16 segments, the floor is what grows a
+//! Linux flow's window before its first loss.
 //!
 //! Windows here are in segments (floating point, as the RFC writes them); times in seconds.
 
+use super::CubicGrowth;
 use crate::units::{Time, PS_PER_S};
 
 /// RFC 9438 §5.1: C = 0.4, beta_cubic = 0.7.
@@ -19,6 +27,9 @@ pub const C: f64 = 0.4;
 pub const BETA: f64 = 0.7;
 /// §4.3: the Reno-friendly additive increase per round trip.
 const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+/// Linux's `bictcp_update`: while no W_max is known, at most this many segments acknowledged
+/// per segment of growth (5% a round trip).
+const LINUX_FLOOR_CNT: f64 = 20.0;
 
 #[derive(Clone, Debug, Default)]
 pub struct Cubic {
@@ -28,9 +39,15 @@ pub struct Cubic {
     epoch: Option<(Time, f64, f64)>,
     /// Reno's window estimate in this epoch (W_est).
     w_est: f64,
+    /// Linux's rules (`CubicGrowth::Linux`).
+    linux: bool,
 }
 
 impl Cubic {
+    pub fn new(growth: CubicGrowth) -> Cubic {
+        Cubic { linux: growth == CubicGrowth::Linux, ..Cubic::default() }
+    }
+
     /// A congestion event (a loss, an ECN echo, a timeout) at a window of `cwnd` segments;
     /// returns the new ssthresh in segments (§4.6: cwnd x beta).
     pub fn on_congestion(&mut self, cwnd: f64) -> f64 {
@@ -43,6 +60,15 @@ impl Cubic {
     /// The connection restarts after idle: the next window increase begins a new epoch.
     pub fn restart(&mut self) {
         self.epoch = None;
+    }
+
+    /// The retransmission timer expired (after `on_congestion` took the window's ssthresh):
+    /// Linux resets CUBIC's state on entering the Loss state, W_max included; the RFC keeps it.
+    pub fn on_timeout(&mut self) {
+        if self.linux {
+            self.w_max = 0.0;
+            self.epoch = None;
+        }
     }
 
     /// W_cubic at `t` seconds into an epoch with `k` and maximum `w_max` (§4.2, eq. 1).
@@ -67,12 +93,18 @@ impl Cubic {
         let t = (now - start) as f64 / PS_PER_S as f64;
         self.w_est += ALPHA * acked / cwnd;
         let cubic = Self::window(t, k, w_max);
-        if cubic < self.w_est {
+        let grown = if cubic < self.w_est {
             // §4.3: the Reno-friendly region.
-            return self.w_est.max(cwnd);
+            self.w_est.max(cwnd)
+        } else {
+            let target = Self::window(t + rtt as f64 / PS_PER_S as f64, k, w_max).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * acked
+        };
+        if self.linux && self.w_max == 0.0 {
+            // `bictcp_update`: `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20`.
+            return grown.max(cwnd + acked / LINUX_FLOOR_CNT);
         }
-        let target = Self::window(t + rtt as f64 / PS_PER_S as f64, k, w_max).clamp(cwnd, 1.5 * cwnd);
-        cwnd + (target - cwnd) / cwnd * acked
+        grown
     }
 }
 
@@ -94,6 +126,42 @@ mod tests {
         // Fast convergence: the next event at 80 < 100 sets W_max to 80 x 1.7 / 2 = 68.
         assert!((c.on_congestion(80.0) - 56.0).abs() < 1e-12);
         assert!((c.w_max - 68.0).abs() < 1e-12);
+    }
+
+    /// By hand, Linux's floor: with no W_max known (no loss yet) one window of 20 segments,
+    /// ACKed one at a time within a 20 us round trip, grows the window by one segment (5%: one
+    /// for every 20 acknowledged), where the RFC's grows it by Reno's 0.53 (the cubic term is
+    /// flat from the window). After a loss W_max is known and the floor is gone; after a
+    /// timeout Linux forgets W_max and the floor is back, while the RFC's keeps W_max.
+    #[test]
+    fn linux_grows_five_percent_a_round_trip_while_no_w_max_is_known() {
+        let rtt = 20_000_000;
+        let window_of_acks = |c: &mut Cubic, mut cwnd: f64, at: Time| {
+            let start = cwnd;
+            for i in 0..start as u64 {
+                cwnd = c.on_ack(at + i * rtt / start as u64, rtt, cwnd, 1.0);
+            }
+            cwnd
+        };
+        let (mut linux, mut rfc) = (Cubic::new(CubicGrowth::Linux), Cubic::new(CubicGrowth::Rfc));
+        let grown = window_of_acks(&mut linux, 20.0, 0);
+        // Each ACK adds the larger of 1/20 and Reno's 0.53/cwnd: 1/20.
+        assert!((grown - 21.0).abs() < 1e-9, "{grown}");
+        let grown = window_of_acks(&mut rfc, 20.0, 0);
+        assert!((grown - 20.0 - ALPHA).abs() < 0.02, "{grown}");
+        // A loss at 21: W_max 21, ssthresh 14.7; from 14.7 the window follows Reno's estimate.
+        for c in [&mut linux, &mut rfc] {
+            c.on_congestion(21.0);
+            let grown = window_of_acks(c, 15.0, 10 * rtt);
+            assert!((grown - 15.0 - ALPHA).abs() < 0.02, "{grown}");
+        }
+        // A timeout: Linux forgets W_max and grows 5% again; the RFC's does not.
+        for c in [&mut linux, &mut rfc] {
+            c.on_congestion(16.0);
+            c.on_timeout();
+        }
+        assert!((window_of_acks(&mut linux, 20.0, 100 * rtt) - 21.0).abs() < 1e-9);
+        assert!((window_of_acks(&mut rfc, 20.0, 100 * rtt) - 20.0 - ALPHA).abs() < 0.02);
     }
 
     /// At a datacenter round trip (20 us) the cubic term is flat, so the window follows Reno's

@@ -73,6 +73,8 @@ pub struct TcpParams {
     pub cubic: bool,
     /// Linux's hybrid slow start with CUBIC (`hystart.rs`).
     pub hystart: bool,
+    /// How CUBIC grows the window in congestion avoidance (`cubic.rs`).
+    pub cubic_growth: CubicGrowth,
     /// ACK each of a connection's first `quickack` segments at once, and after a duplicate the
     /// next `receiver::MAX_QUICKACKS` (Linux's quickack mode; 0: off).
     pub quickack: u32,
@@ -116,6 +118,19 @@ pub enum PrrBound {
     /// Linux's `tcp_cwnd_reduction` (since 5.19, as RFC 6937bis): as much as was delivered,
     /// one more only on an ACK that advanced SND.UNA and found nothing newly lost; RecoverFS is
     /// the window when recovery began.
+    Linux,
+}
+
+/// How CUBIC grows the window in congestion avoidance (`transport.cubic_growth`; `cubic.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicGrowth {
+    /// RFC 9438: toward W_cubic, or Reno's estimate where that is larger.
+    #[default]
+    Rfc,
+    /// Linux's `tcp_cubic.c` (`bictcp_update`, `bictcp_state`): as the RFC, and at least 5% a
+    /// round trip while no W_max is known, which is before the first loss and again after a
+    /// timeout (entering the Loss state resets CUBIC's state).
     Linux,
 }
 
@@ -215,6 +230,7 @@ impl TcpParams {
             prr_bound: PrrBound::Ssrb,
             cubic: false,
             hystart: false,
+            cubic_growth: CubicGrowth::Rfc,
             quickack: 0,
             push_ack: false,
             rack: false,

@@ -37,8 +37,8 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR with Linux's bound, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection, HyStart with CUBIC", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "hystart": true, "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR with Linux's bound, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection, HyStart and Linux's window growth with CUBIC", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "hystart": true, "cubic_growth": "linux", "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {

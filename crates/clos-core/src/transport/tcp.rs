@@ -244,7 +244,7 @@ impl Sender {
             obs_marked: 0,
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
-            cubic: p.cubic.then(Box::default),
+            cubic: p.cubic.then(|| Box::new(Cubic::new(p.cubic_growth))),
             hystart: (p.cubic && p.hystart).then(Box::default),
             prr_delivered: 0,
             recover_fs: 0,
@@ -946,6 +946,9 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.ssthresh = self.loss_ssthresh();
+        if let Some(c) = self.cubic.as_deref_mut() {
+            c.on_timeout();
+        }
         self.cwnd = self.mss;
         self.ca_credit = 0;
         self.dupacks = 0;
