@@ -218,10 +218,9 @@ impl World {
         outs.clear();
         let ports = &self.ports;
         m.fabric.replicate(Datagram { group: g, src: pkt.src, choice }, node, mode, &|p| !ports.is_down(p), &mut outs);
-        if m.fabric.aggregation.is_some() {
+        let sw = m.fabric.switch(node);
+        if let Some(agg) = m.fabric.aggregation.as_mut() {
             let topo = &self.topo;
-            let sw = m.fabric.switch(node);
-            let agg = m.fabric.aggregation.as_mut().expect("checked above");
             let at = match (sw, agg.layer) {
                 (Switch::Edge(e), Layer::Edge) | (Switch::Aggr(e), Layer::Aggr) => Some(e),
                 _ => None,
