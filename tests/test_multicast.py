@@ -71,3 +71,93 @@ def test_a_workload_naming_no_group_is_one_error_naming_the_field():
         match=re.escape('workload.group: "news" is not a group of [[multicast.groups]] (feed)'),
     ):
         clos.run(Scenario.load("multicast-failover", ["workload.group=news"]))
+
+
+def test_meta_groups_report_their_overhead_beside_algorithm_2s():
+    """Meta-groups at the edge (docs/multicast.md, "Meta-groups by hand"): k = 4, C = 3, Δ = 1;
+    edge 0 holds four groups and puts them all in its all-ports meta-group, so every datagram of
+    a, b and d reaches one host that did not join: 150 extra copies against 400 wanted, 0.375,
+    which is also Algorithm 2's prediction at equal rates. `clos report`'s table shows both."""
+    from rich.console import Console
+
+    from clos.cli.tables import run_table
+
+    groups = [("a", [0, 12], 4), ("b", [1, 13], 6), ("c", [0, 1], 8), ("d", [0, 14], 10)]
+    table = {
+        "topology": {"kind": "fat_tree", "k": 4, "host_rate": "10Gbps", "fabric_rate": "10Gbps"},
+        "multicast": {
+            "capacity": 3,
+            "aggregate": "edge",
+            "delta_ports": 1,
+            "groups": [{"name": n, "members": m} for n, m, _ in groups],
+        },
+        "workload": {
+            "kind": "services",
+            "services": [
+                {"kind": "multicast", "group": n, "hosts": [s], "bytes": 50 * 1460, "rate": "1Gbps"}
+                for n, _, s in groups
+            ],
+        },
+    }
+    r = clos.run(Scenario(table))
+    a = r.summary["multicast"]["aggregation"]
+    assert (a["copies"]["extra"], a["copies"]["needed"]) == (150, 400)
+    assert a["copies"]["overhead"] == a["predicted_overhead"] == 0.375
+    assert r.summary["multicast"]["packets"]["discarded"] == 150
+    assert all(
+        x["received"] == 50 for g in r.summary["multicast"]["groups"] for x in g["receivers"]
+    )
+    console = Console(width=200, record=True)
+    console.print(run_table("meta", r))
+    text = console.export_text()
+    assert "overhead, measured" in text and "overhead, Algorithm 2" in text and "37.5" in text
+    # A bad layer is one error naming the field.
+    table["multicast"]["aggregate"] = "core"
+    with pytest.raises(ScenarioError, match=re.escape("multicast.aggregate")):
+        clos.run(Scenario(table))
+
+
+def test_the_k8_experiment_runs_at_its_small_size(tmp_path, capsys):
+    """scripts/multicast_experiment.py --small, as docs/multicast.md documents it: a row per run;
+    the groups alone lose nothing (no failure, no link over its rate: delivery ratio 1 exactly);
+    spreading per packet over a partition's four replica cores leaves the busiest core near the
+    mean (each of the 16 cores carries a quarter of two groups' fan-out, against a whole group's
+    on 4 cores without spreading: max / mean about 4); through the failure of a group's root link
+    the members lose at most the copy on the link as it failed (ratio at least 1 - 2/expected,
+    expected being hundreds of datagrams); only the failure runs detour; both figures are drawn."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "multicast_experiment.py"
+    spec = importlib.util.spec_from_file_location("multicast_experiment", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--small", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in out.splitlines()
+        if line.startswith("| ") and not line.startswith("| run ")
+    }
+    assert list(rows) == list(module.RUNS)
+    col = {name: i for i, name in enumerate(module.HEADER[1:])}
+
+    def cell(run: str, name: str) -> str:
+        return rows[run][col[name]]
+
+    def imbalance(run: str) -> float:
+        return float(cell(run, "busiest core: MB down (/ mean)").split("(")[1].split(")")[0])
+
+    for run in ("multicast", "multicast-group", "multicast-packet"):
+        assert cell(run, "worst delivery") == "1.0000", run
+        assert cell(run, "copies dropped") == "0", run
+    assert cell("unicast", "worst delivery") == "-"
+    assert imbalance("multicast") > 3.0
+    assert imbalance("multicast-packet") < 1.5
+    assert float(cell("multicast-failure", "worst delivery")) >= 0.98
+    for run in ("multicast-failure", "failure"):
+        assert int(cell(run, "copies detoured").replace(",", "")) > 0, run
+    for run in ("multicast", "none", "group", "packet"):
+        assert cell(run, "copies detoured") == "0", run
+    for name in ("multicast-latency.png", "multicast-core-load.png"):
+        assert (tmp_path / name).stat().st_size > 10_000

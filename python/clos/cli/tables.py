@@ -152,6 +152,22 @@ MULTICAST: list[Metric] = [
     ),
 ]
 
+# Shown only when the run aggregated groups into meta-groups (`multicast.aggregate`).
+MULTICAST_AGGREGATION: list[Metric] = [
+    ("layer", lambda r: str(r.get("multicast", "aggregation", "layer"))),
+    (
+        "switches aggregated",
+        lambda r: units.count(len(r.get("multicast", "aggregation", "switches") or [])),
+    ),
+    ("extra copies sent", _summary("multicast.aggregation.copies", "extra", units.count)),
+    ("copies discarded", _summary("multicast.packets", "discarded", units.count)),
+    ("overhead, measured", _summary("multicast.aggregation.copies", "overhead", units.percent)),
+    (
+        "overhead, Algorithm 2",
+        _summary("multicast.aggregation", "predicted_overhead", units.percent),
+    ),
+]
+
 COMPARISON: list[Metric] = [
     ("completion time", _summary("goodput", "completion_time_s", units.duration)),
     ("efficiency", _efficiency),
@@ -179,6 +195,8 @@ def run_table(name: str, results: Results) -> Table:
         sections["directory"] = DIRECTORY
     if isinstance(results.get("multicast"), dict):
         sections["multicast"] = MULTICAST
+        if isinstance(results.get("multicast", "aggregation"), dict):
+            sections["meta-groups"] = MULTICAST_AGGREGATION
     for section, metrics in sections.items():
         for row, (label, value) in enumerate(metrics):
             table.add_row(section if row == 0 else "", label, value(results))

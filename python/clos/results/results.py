@@ -6,8 +6,8 @@
 - `timeseries`: payload delivered per service per `output.bin`;
 - `link_timeseries`: bytes per link per bin (empty unless `output.link_timeseries`);
 - `trace`: every packet event of the flows `output.trace` lists (send, resend, drop, drop_ack,
-  arrive, ack_send, ack, timeout, probe; `link` is the port where a queue dropped it, null
-  elsewhere; `ecn`, `ece`, `cwr` and `sack` what the packet's headers said), which
+  arrive, ack_send, ack, timeout, probe, and multicast's mc_copy, mc_arrive, mc_discard; `link`
+  is the port where a queue dropped it or a multicast copy left or arrived by, null elsewhere; `ecn`, `ece`, `cwr` and `sack` what the packet's headers said), which
   `write_pcap` (`pcap.py`) turns into a capture Wireshark opens.
 
 On disk a run is a folder of Parquet files and a pretty `summary.json`, so that results can be

@@ -10,6 +10,11 @@
 //! | `ack_send` | the receiver hands an ACK to its host | its cumulative ACK | - |
 //! | `ack` | an ACK reaches the sender | its cumulative ACK; `sacked` its highest SACKed segment + 1 (0: none) | - |
 //! | `timeout` | the retransmission timer fires | the oldest unacknowledged segment | - |
+//! | `mc_copy` | a switch sends a copy of a multicast datagram (one row per copy, the one it received included) | the datagram | the port it leaves by |
+//! | `mc_arrive` | a member host receives a copy | the datagram | the port it came in by (names the member) |
+//! | `mc_discard` | a node that did not join the group discards a meta-group's copy | the datagram | the port it came in by |
+//!
+//! A multicast datagram's `send` is its publisher's; its copies are the `mc_` rows.
 //!
 //! Each row also holds what the packet's headers would say (`Marks`): the IP ECN field as the
 //! packet was at that point (a CE mark shows on `arrive`, not on `send`), ECE, CWR and the SACK
@@ -37,6 +42,13 @@ pub enum Event {
     AckSend,
     Timeout,
     Probe,
+    /// A switch sent a multicast copy out of `link` (`sim/multicast.rs`).
+    McCopy,
+    /// A member host received a multicast copy; `link` is the port it came in by.
+    McArrive,
+    /// A host or edge switch that did not join the group discarded a meta-group's copy
+    /// (`multicast/aggregation.rs`); `link` is the port it came in by.
+    McDiscard,
 }
 
 impl Event {
@@ -51,6 +63,9 @@ impl Event {
             Event::AckSend => "ack_send",
             Event::Timeout => "timeout",
             Event::Probe => "probe",
+            Event::McCopy => "mc_copy",
+            Event::McArrive => "mc_arrive",
+            Event::McDiscard => "mc_discard",
         }
     }
 }

@@ -33,11 +33,12 @@
 //! tree avoids every failed link (the paper's first case: one core that still reaches every
 //! member); where none exists the group keeps detouring, and is counted.
 
+use super::aggregation::Aggregated;
 use super::fat_tree::{FatTree, Wiring};
 use super::partition::Partitioning;
 use super::spec::{MulticastSpec, Spread};
 use super::table::{layer_stats, Tables};
-use super::tree::GroupTree;
+use super::tree::{GroupTree, Layer};
 use crate::error::{bad, Result};
 use crate::topology::{Role, Topology};
 use serde_json::{json, Value};
@@ -122,6 +123,8 @@ pub struct McFabric {
     pub spread: Spread,
     pub groups: Vec<Group>,
     pub tables: Tables,
+    /// Meta-groups at the switches of one layer over capacity (`aggregation.rs`), if on.
+    pub aggregation: Option<Aggregated>,
     n_hosts: u32,
     /// Ports: edge → its pod's aggregation `j` (`[e·k/2 + j]`), aggregation → the core at its
     /// `j`-th uplink, core → pod, aggregation → the pod's edge `i`.
@@ -252,6 +255,7 @@ impl McFabric {
             spread: spec.spread,
             groups,
             tables,
+            aggregation: None,
             n_hosts: nh,
             edge_up,
             aggr_up,
@@ -332,7 +336,12 @@ impl McFabric {
         };
         match self.switch(node) {
             Switch::Edge(e) => {
-                if let Some((_, hosts)) = grp.edge_members.iter().find(|(x, _)| *x == e) {
+                if let Some(mask) = self.aggregated(Layer::Edge, e, g) {
+                    // The meta-group's entry: every host port of it but the one the copy came in by.
+                    for h in (0..half).filter(|i| mask >> i & 1 == 1).map(|i| e * half + i).filter(|&h| h != src) {
+                        out.push(Out::Port(self.host_down[h as usize]));
+                    }
+                } else if let Some((_, hosts)) = grp.edge_members.iter().find(|(x, _)| *x == e) {
                     for &h in hosts.iter().filter(|&&h| h != src) {
                         out.push(Out::Port(self.host_down[h as usize]));
                     }
@@ -347,7 +356,11 @@ impl McFabric {
             }
             Switch::Aggr(a) => {
                 let pod = a / half;
-                if let Some((_, edges)) = grp.pod_edges.iter().find(|(p, _)| *p == pod) {
+                if let Some(mask) = self.aggregated(Layer::Aggr, a, g) {
+                    for e in (0..half).filter(|i| mask >> i & 1 == 1).map(|i| pod * half + i).filter(|&e| e != src_edge) {
+                        to_edge(a, e, out);
+                    }
+                } else if let Some((_, edges)) = grp.pod_edges.iter().find(|(p, _)| *p == pod) {
                     for &e in edges.iter().filter(|&&e| e != src_edge) {
                         to_edge(a, e, out);
                     }
@@ -370,6 +383,12 @@ impl McFabric {
                 }
             }
         }
+    }
+
+    /// The ports aggregated switch `switch` of `layer` sends group `g` out of: its meta-group's
+    /// entry (`aggregation.rs`), or `None` where the group keeps its own entry.
+    fn aggregated(&self, layer: Layer, switch: u32, g: usize) -> Option<u64> {
+        self.aggregation.as_ref().and_then(|a| a.forwarding(layer, switch, g))
     }
 
     /// The links changed: detour routes are recomputed when next asked.

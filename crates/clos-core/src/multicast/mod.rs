@@ -15,8 +15,11 @@
 //! - [`spec`]: the scenario's `[multicast]` table (groups and the control plane's parameters);
 //! - [`fabric`]: the trees on the packet simulator's fat tree, replication, location-tagged
 //!   detours and reconstruction after failures (§2.3, §3.3), which `sim/multicast.rs` runs;
+//! - [`aggregation`]: meta-groups (Algorithm 2) at the packet simulator's switches over
+//!   capacity, with the address rewriting and the traffic overhead measured (§3.2);
 //! - [`delivery`]: what each receiver got, when, and how late.
 
+pub mod aggregation;
 pub mod assign;
 pub mod churn;
 pub mod delivery;

@@ -33,6 +33,29 @@ pub enum Spread {
     Packet,
 }
 
+/// Local aggregation into meta-groups in the packet simulator (Li & Freedman §3.2, Algorithm 2;
+/// `multicast/aggregation.rs`): at which layer a switch whose table would exceed C maps its
+/// groups onto at most C meta-groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    /// No aggregation: groups over capacity are reported and still forwarded (the default).
+    #[default]
+    Off,
+    /// At edge switches: ports are hosts; hosts discard the other groups' copies (the paper's
+    /// soft switches).
+    Edge,
+    /// At aggregation switches: ports are the pod's edge switches, which discard the other
+    /// groups' copies.
+    Aggr,
+}
+
+impl Aggregate {
+    pub fn is_off(&self) -> bool {
+        *self == Aggregate::Off
+    }
+}
+
 /// A group's members: a list of hosts (and ranges), or how many hosts the seed places.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -75,10 +98,21 @@ pub struct MulticastSpec {
     /// Upstream spreading over the replica cores: `none` (default), `group` or `packet`.
     #[serde(default)]
     pub spread: Spread,
+    /// Local aggregation into meta-groups where a table would exceed C: `off` (default),
+    /// `edge` or `aggr` (Algorithm 2 at that layer's switches over capacity).
+    #[serde(default, skip_serializing_if = "Aggregate::is_off")]
+    pub aggregate: Aggregate,
+    /// Δ of Algorithm 2: a group on at least |P| − Δ of a switch's ports joins the all-ports
+    /// meta-group (default 0: only groups on every port).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delta_ports: u32,
     /// The groups.
     pub groups: Vec<GroupSpec>,
 }
 
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
 fn one() -> u32 {
     1
 }

@@ -297,7 +297,7 @@ impl World {
         for (i, f) in flows.iter_mut().enumerate() {
             f.bytes = whole_segments(&generated.whole_segments, f, params.flow_mss(i));
         }
-        let mcast = multicast::Multicast::new(s, &topo, &mut flows, &generated.groups)?.map(Box::new);
+        let mcast = multicast::Multicast::new(s, &topo, &mut flows, &generated.groups, &generated.udp_rates)?.map(Box::new);
         let entropy = flows.iter().enumerate().map(|(i, f)| flow_entropy(i, f)).collect();
         for (i, f) in flows.iter().enumerate() {
             TcpParams::check_flow_size(f.bytes as f64, params.flow_mss(i), || format!("flow {i} (host {} to host {})", f.src, f.dst))?;

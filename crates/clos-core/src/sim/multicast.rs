@@ -18,10 +18,13 @@ use super::shape::General;
 use super::{World, MAX_HOPS};
 use crate::error::Result;
 use crate::event::Event;
-use crate::metrics::trace::NO_LINK;
+use crate::metrics::trace::{Event as TraceEvent, Marks, NO_LINK};
+use crate::multicast::aggregation::{Aggregated, Dest, GroupInput};
 use crate::multicast::delivery::Delivery;
+use crate::multicast::fabric::Switch;
 use crate::multicast::fabric::{Datagram, McFabric, Mode, Out};
-use crate::multicast::spec::Spread;
+use crate::multicast::spec::{Aggregate, Spread};
+use crate::multicast::tree::Layer;
 use crate::packet::Packet;
 use crate::rng::mix64;
 use crate::scenario::Scenario;
@@ -42,7 +45,10 @@ pub struct McCounters {
     pub sent: u64,
     /// Copies switches made beyond the one that came in.
     pub replicas: u64,
+    /// Copies delivered, to members and (with meta-groups) to nodes that discard them.
     pub delivered: u64,
+    /// Of the delivered, the copies a node that did not join the group discarded.
+    pub discarded: u64,
     pub dropped: u64,
     /// Copies that started a detour, and the detours' hop counts (index: hops).
     pub detours: u64,
@@ -69,7 +75,8 @@ impl Multicast {
     /// The groups of `s` on `topo`, with the senders the workload's `flows` give them (`groups`:
     /// each part's group); `None` without `[multicast]`. Points each multicast flow's `dst` at
     /// its group's first member other than its sender (for the flow table).
-    pub fn new(s: &Scenario, topo: &Topology, flows: &mut [FlowSpec], groups: &[Option<String>]) -> Result<Option<Multicast>> {
+    /// `rates`: each part's constant rate (bits/s), for the groups' λ_g when meta-groups are on.
+    pub fn new(s: &Scenario, topo: &Topology, flows: &mut [FlowSpec], groups: &[Option<String>], rates: &[Option<u64>]) -> Result<Option<Multicast>> {
         let Some(spec) = &s.multicast else { return Ok(None) };
         let k = s.topology.k.expect("normalised: multicast runs on a fat tree");
         let group_of_service: Vec<u32> = groups.iter().map(|g| g.as_deref().and_then(|n| spec.group(n)).map_or(u32::MAX, |g| g as u32)).collect();
@@ -80,7 +87,32 @@ impl Multicast {
                 senders[g as usize].push(f.src);
             }
         }
-        let fabric = McFabric::new(spec, topo, k, &senders, s.seed)?;
+        let mut fabric = McFabric::new(spec, topo, k, &senders, s.seed)?;
+        if let Some(layer) = match spec.aggregate {
+            Aggregate::Off => None,
+            Aggregate::Edge => Some(Layer::Edge),
+            Aggregate::Aggr => Some(Layer::Aggr),
+        } {
+            // λ_g: the sum of the group's senders' rates, in Gb/s.
+            let mut rate = vec![0.0; spec.groups.len()];
+            for (f, &g) in flows.iter().zip(&group_of_flow) {
+                if g != u32::MAX {
+                    rate[g as usize] += rates.get(f.service as usize).copied().flatten().unwrap_or(0) as f64 / 1e9;
+                }
+            }
+            let inputs: Vec<GroupInput> = fabric
+                .groups
+                .iter()
+                .zip(&rate)
+                .map(|(g, &rate)| {
+                    let mut hosts: Vec<u32> = g.members.iter().chain(&g.senders).copied().collect();
+                    hosts.sort_unstable();
+                    hosts.dedup();
+                    GroupInput { partition: g.partition, hosts, members: g.members.clone(), rate }
+                })
+                .collect();
+            fabric.aggregation = Some(Aggregated::build(&fabric.tree, &fabric.part, &inputs, layer, spec.capacity, spec.delta_ports)?);
+        }
         for (f, &g) in flows.iter_mut().zip(&group_of_flow) {
             if g != u32::MAX {
                 let members = &fabric.groups[g as usize].members;
@@ -124,6 +156,9 @@ impl World {
         let m = self.mcast.as_mut().expect("checked by the caller");
         m.counters.sent += 1;
         m.delivery.sent(g, pkt.src);
+        if let Some(t) = self.trace.as_mut() {
+            t.record(self.now, pkt.flow, TraceEvent::Send, pkt.seg, NO_LINK, Marks::of(&pkt));
+        }
         let h = self.pool.alloc(pkt);
         self.counters.sent += 1;
         let port = self.topo.port_start[pkt.src as usize];
@@ -183,6 +218,40 @@ impl World {
         outs.clear();
         let ports = &self.ports;
         m.fabric.replicate(Datagram { group: g, src: pkt.src, choice }, node, mode, &|p| !ports.is_down(p), &mut outs);
+        let sw = m.fabric.switch(node);
+        if let Some(agg) = m.fabric.aggregation.as_mut() {
+            let topo = &self.topo;
+            let at = match (sw, agg.layer) {
+                (Switch::Edge(e), Layer::Edge) | (Switch::Aggr(e), Layer::Aggr) => Some(e),
+                _ => None,
+            };
+            if let Some(i) = at {
+                agg.arrived(i, g);
+                for &out in &outs {
+                    let d = match out {
+                        Out::Port(p) if topo.is_host(topo.ports[p as usize].to) => Some(Dest::Host(topo.ports[p as usize].to)),
+                        Out::Port(p) if topo.role(topo.ports[p as usize].to) == Role::Tor => Some(Dest::Edge(topo.ports[p as usize].to - topo.n_hosts as u32)),
+                        Out::Detour { target, resume: Mode::Down } if topo.role(target) == Role::Tor => Some(Dest::Edge(target - topo.n_hosts as u32)),
+                        _ => None,
+                    };
+                    if let Some(d) = d {
+                        agg.sent(i, g, d);
+                    }
+                }
+            } else if let (true, Switch::Edge(e), Layer::Aggr, Mode::Down) = (outs.is_empty(), sw, agg.layer, mode) {
+                if !agg.wants(g, Dest::Edge(e)) {
+                    // A meta-group's copy at an edge switch without members: it restores the
+                    // group's address, finds no entry, and discards the copy (delivered to it).
+                    agg.discard(Dest::Edge(e));
+                    m.scratch = outs;
+                    if let Some(t) = self.trace.as_mut() {
+                        t.record(self.now, pkt.flow, TraceEvent::McDiscard, pkt.seg, pkt.via, Marks::of(&pkt));
+                    }
+                    self.mc_discard(h);
+                    return;
+                }
+            }
+        }
         if outs.is_empty() {
             // Nothing below wants it (a tree that changed while it climbed): lost, counted.
             m.scratch = outs;
@@ -200,6 +269,13 @@ impl World {
                 }
                 self.pool.alloc(pkt)
             };
+            if let Some(t) = self.trace.as_mut() {
+                let link = match out {
+                    Out::Port(p) => p,
+                    Out::Detour { .. } => NO_LINK,
+                };
+                t.record(self.now, pkt.flow, TraceEvent::McCopy, pkt.seg, link, Marks::of(&pkt));
+            }
             match out {
                 Out::Port(p) => self.transmit::<General>(p, copy),
                 Out::Detour { target, resume } => {
@@ -237,18 +313,43 @@ impl World {
         }
     }
 
-    /// Member `host` receives copy `h`.
+    /// Host `host` receives copy `h`: a member takes it; any other host was sent it by a
+    /// meta-group (`aggregation.rs`) and discards it.
     fn mc_deliver(&mut self, host: u32, h: u32) {
         let pkt = *self.pool.get(h);
-        self.pool.free(h);
-        self.counters.delivered += 1;
         let now = self.now;
         let m = self.mcast.as_mut().expect("multicast packets only with [multicast]");
-        m.counters.delivered += 1;
         let g = m.group_of(pkt.flow).expect("a multicast packet's flow has a group");
         let member = m.delivery.received(g, host, now, now - pkt.ts, pkt.has(FLAG_DETOURED));
-        debug_assert!(member, "host {host} is not a member of group {g}");
+        if let Some(t) = self.trace.as_mut() {
+            t.record(now, pkt.flow, if member { TraceEvent::McArrive } else { TraceEvent::McDiscard }, pkt.seg, pkt.via, Marks::of(&pkt));
+        }
+        if !member {
+            let m = self.mcast.as_mut().expect("checked above");
+            let agg = m.fabric.aggregation.as_mut();
+            debug_assert!(agg.is_some(), "host {host} is not a member of group {g}");
+            if let Some(agg) = agg {
+                agg.discard(Dest::Host(host));
+            }
+            self.mc_discard(h);
+            return;
+        }
+        self.pool.free(h);
+        self.counters.delivered += 1;
+        self.mcast.as_mut().expect("checked above").counters.delivered += 1;
         self.udp_receive(&pkt);
+    }
+
+    /// Copy `h` reached a node that did not join its group, which discards it: delivered (to
+    /// that node) and counted as discarded; the datagram's flow counts it as gone.
+    fn mc_discard(&mut self, h: u32) {
+        let flow = self.pool.get(h).flow;
+        self.pool.free(h);
+        self.counters.delivered += 1;
+        let m = self.mcast.as_mut().expect("multicast packets only with [multicast]");
+        m.counters.delivered += 1;
+        m.counters.discarded += 1;
+        self.udp_dropped(flow);
     }
 
     /// A link changed: detours are rerouted, and a failure starts the detour period.
@@ -305,7 +406,7 @@ impl World {
             })
             .collect();
         let hops: serde_json::Map<String, Value> = c.detour_hops.iter().enumerate().filter(|(_, &n)| n > 0).map(|(h, &n)| (h.to_string(), json!(n))).collect();
-        Some(json!({
+        let mut out = json!({
             "partitions": f.part.n,
             "cores_per_partition": f.part.rc,
             "aggrs_per_partition": f.part.ra,
@@ -322,7 +423,23 @@ impl World {
             "periods_s": m.delivery.periods(),
             "tables": f.table_summary(),
             "groups": groups,
-        }))
+        });
+        // Only with meta-groups on: a run without them keeps its summary as it was.
+        if let Some(a) = f.aggregation.as_ref() {
+            let topo = &self.topo;
+            let node_name = |n: u32| topo.nodes[n as usize].name.clone();
+            let layer_node = |i: u32| f.node(if a.layer == Layer::Edge { Switch::Edge(i) } else { Switch::Aggr(i) });
+            out["packets"]["discarded"] = json!(c.discarded);
+            out["aggregation"] = a.summary(
+                &|d| match d {
+                    Dest::Host(h) => node_name(h),
+                    Dest::Edge(e) => node_name(f.node(Switch::Edge(e))),
+                },
+                &|i| node_name(layer_node(i)),
+                &|g| f.groups[g as usize].name.clone(),
+            );
+        }
+        Some(out)
     }
 }
 
