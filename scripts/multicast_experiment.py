@@ -246,14 +246,21 @@ def main(argv: list[str] | None = None) -> int:
     images.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(8, 3.6))
     ax = fig.subplots()
-    for name in ("multicast", "none", "group", "packet", "failure"):
+    legend = {
+        "multicast": "groups alone",
+        "none": "beside web search, no spreading",
+        "group": "beside web search, spread per group",
+        "packet": "beside web search, spread per packet",
+        "failure": "beside web search, a core link failed",
+    }
+    for name, label in legend.items():
         lat = sorted(
             x["latency_mean_s"] * 1e6 for x in receivers(runs[name]) if x["latency_mean_s"]
         )
         ax.plot(
             lat,
             [(i + 1) / len(lat) for i in range(len(lat))],
-            label=name,
+            label=label,
             lw=1.2,
             drawstyle="steps-post",
         )
