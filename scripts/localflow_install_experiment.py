@@ -49,7 +49,11 @@ RUNS = {
 }
 POISSON = ["workload.kind=poisson", "workload.cdf=websearch_dctcp", "workload.load=0.5"]
 # Size classes (bytes): [lo, hi).
-CLASSES = {"< 100 KB": (0, 100_000), "100 KB - 1 MB": (100_000, 1_000_000), ">= 1 MB": (1_000_000, 1 << 62)}
+CLASSES = {
+    "< 100 KB": (0, 100_000),
+    "100 KB - 1 MB": (100_000, 1_000_000),
+    ">= 1 MB": (1_000_000, 1 << 62),
+}
 
 
 def scenario(extra: list[str], small: bool) -> Scenario:
@@ -65,8 +69,10 @@ def run_all(small: bool) -> dict[str, dict[str, clos.Results]]:
     out: dict[str, dict[str, clos.Results]] = {"permutation": {}, "poisson": {}}
     for workload, extra in (("permutation", []), ("poisson", POISSON)):
         for name, over in RUNS.items():
-            out[workload][name] = clos.run(scenario(extra + [f"routing.interval={INTERVAL}", *over], small))
-        out[workload]["ECMP"] = clos.run(scenario(extra + ["routing.scheme=ecmp"], small))
+            out[workload][name] = clos.run(
+                scenario([*extra, f"routing.interval={INTERVAL}", *over], small)
+            )
+        out[workload]["ECMP"] = clos.run(scenario([*extra, "routing.scheme=ecmp"], small))
     return out
 
 
@@ -111,7 +117,9 @@ def tables(runs: dict[str, dict[str, clos.Results]]) -> str:
     ref = perm["no channel"].get("goodput", "aggregate_bps")
     for name, r in perm.items():
         g = r.get("goodput", "aggregate_bps")
-        lines.append("| " + " | ".join([name, f"{g / 1e9:.2f}", f"{g / ref:.3f}", *install_cells(r)]) + " |")
+        lines.append(
+            "| " + " | ".join([name, f"{g / 1e9:.2f}", f"{g / ref:.3f}", *install_cells(r)]) + " |"
+        )
     lines += [
         "",
         "| web search, 50% load | "

@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{fct(base, 0.5) * 1e3:.1f} / {fct(base, 1.0) * 1e3:.1f} ms"
     )
     print()
-    print("| strategy | per-flow slowdown: median | p99 | max | flows slowed > 2x | flows faster | min |")
+    print(
+        "| strategy | per-flow slowdown: median | p99 | max | flows slowed > 2x | flows faster | min |"
+    )
     print("|---|---|---|---|---|---|---|")
     for s, r in runs.items():
         print(slowdown_row(s, r, base))

@@ -29,7 +29,12 @@ def test_one_interval_is_in_after_latency_plus_rules_over_rate():
     """By hand: one round at 10 ms (the run stops before the second), 2.5 ms round trip, 1000
     rules/s: nothing is queued before it, so the switch with the most rules, N, has them in
     2.5 ms + N / 1000 s after the round, and that is the longest delay."""
-    s = run("stop=15ms", "convergence.mode=controller", "convergence.latency=2.5ms", "convergence.rule_rate=1000")
+    s = run(
+        "stop=15ms",
+        "convergence.mode=controller",
+        "convergence.latency=2.5ms",
+        "convergence.rule_rate=1000",
+    )
     i = s["load_balancer"]["install"]
     assert i["intervals"] == 1 and i["backlogged_messages"] == 0
     n = i["rules_per_message_max"]
@@ -47,7 +52,12 @@ def test_a_rate_too_low_for_the_interval_backs_up_and_changes_the_run():
     """At 50 rules/s a switch writes at most 0.5 rule per 10 ms interval, fewer than any switch
     that splits flows must write: later intervals find it still writing."""
     base = run("stop=60ms")
-    slow = run("stop=60ms", "convergence.mode=controller", "convergence.latency=0s", "convergence.rule_rate=50")
+    slow = run(
+        "stop=60ms",
+        "convergence.mode=controller",
+        "convergence.latency=0s",
+        "convergence.rule_rate=50",
+    )
     i = slow["load_balancer"]["install"]
     assert i["backlogged_messages"] > 0 and i["backlogged_intervals"] > 0
     assert i["install_delay_max_ms"] > 10
