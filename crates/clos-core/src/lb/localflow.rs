@@ -65,8 +65,6 @@ struct Rule {
     packets: u64,
     /// In force at the switch.
     action: Action,
-    /// The last round's decision (through the control channel: maybe not written yet).
-    decided: Action,
 }
 
 #[derive(Default)]
@@ -74,6 +72,9 @@ struct SwitchRules {
     index: PreHashedMap<u32>,
     rules: Vec<Rule>,
     keys: Vec<u64>,
+    /// Through the control channel only: each rule's last decided action (maybe not written
+    /// yet), beside `rules` and filled in at each round, so the per-packet path never sees it.
+    decided: Vec<Action>,
 }
 
 pub struct LocalFlow {
@@ -142,7 +143,7 @@ impl LocalFlow {
             None => {
                 sw.index.insert(pkt.entropy, sw.rules.len() as u32);
                 sw.keys.push(pkt.entropy);
-                sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, packets: 0, action: Action::Default, decided: Action::Default });
+                sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, packets: 0, action: Action::Default });
                 sw.rules.len() - 1
             }
         };
@@ -173,6 +174,7 @@ impl LocalFlow {
             sw.index.clear();
             sw.rules.clear();
             sw.keys.clear();
+            sw.decided.clear();
         }
         if let Some(r) = self.rewrites.as_mut() {
             r.forget();
@@ -188,6 +190,11 @@ impl LocalFlow {
         }
         let bytes_per_interval = |port: u32| f.ports.rate_bps[port as usize] as f64 / 8.0 * self.interval as f64 / 1e12;
         for (s, sw) in self.switches.iter_mut().enumerate() {
+            // Rules added since the last round have decided nothing yet (the ECMP default).
+            let channel = self.rewrites.is_some();
+            if channel {
+                sw.decided.resize(sw.rules.len(), Action::Default);
+            }
             // Expire idle rules, keeping insertion order (determinism).
             if sw.rules.iter().any(|r| r.bytes == 0) {
                 let mut kept = 0;
@@ -196,12 +203,16 @@ impl LocalFlow {
                     if sw.rules[i].bytes > 0 {
                         sw.rules.swap(kept, i);
                         sw.keys.swap(kept, i);
+                        if channel {
+                            sw.decided.swap(kept, i);
+                        }
                         sw.index.insert(sw.keys[kept], kept as u32);
                         kept += 1;
                     }
                 }
                 sw.rules.truncate(kept);
                 sw.keys.truncate(kept);
+                sw.decided.truncate(kept);
             }
             if sw.rules.is_empty() {
                 continue;
@@ -248,13 +259,11 @@ impl LocalFlow {
                     if matches!(action, Action::Split(_)) {
                         self.splits_total += 1;
                     }
-                    match self.rewrites {
-                        None => sw.rules[rule].action = action,
-                        Some(_) if sw.rules[rule].decided != action => {
-                            sw.rules[rule].decided = action;
-                            writes.push((sw.keys[rule], action));
-                        }
-                        Some(_) => {}
+                    if !channel {
+                        sw.rules[rule].action = action;
+                    } else if sw.decided[rule] != action {
+                        sw.decided[rule] = action;
+                        writes.push((sw.keys[rule], action));
                     }
                     k += n;
                 }
