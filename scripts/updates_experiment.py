@@ -2,8 +2,9 @@
 
 Runs the four bundled `updates-*` scenarios (tor0-agg0 fails at 5 ms and is repaired at 45 ms,
 every server sending 20 MB to another under DCTCP) to the end of their last flow, and the same
-fabric and workload without the failure as the baseline. Prints the table docs/updates.md holds
-and draws two figures, read with telemetry queries (`clos.results.Query`):
+fabric and workload without the failure as the baseline. Prints the tables docs/updates.md holds
+(the second compares each flow's FCT with the same flow's in the baseline: the same seed draws
+the same flows) and draws two figures, read with telemetry queries (`clos.results.Query`):
 
 - docs/images/updates-goodput.png: payload delivered per millisecond, every strategy and the
   baseline;
@@ -70,6 +71,32 @@ def row(name: str, r: clos.Results, base: clos.Results) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def slowdowns(r: clos.Results, base: clos.Results) -> pl.Series:
+    """Each flow's FCT over the same flow's without the failure (same seed, so the same flows:
+    matched by id, and checked to have the same ends and size)."""
+    keys = ["id", "src", "dst", "bytes"]
+    a = r.flows.filter(pl.col("finished")).select(*keys, "fct_ps")
+    b = base.flows.filter(pl.col("finished")).select(*keys, pl.col("fct_ps").alias("base_ps"))
+    both = a.join(b, on=keys, how="inner")
+    if len(both) != len(a) or len(both) != len(b):
+        raise SystemExit("the failure run and the baseline do not hold the same finished flows")
+    return both["fct_ps"] / both["base_ps"]
+
+
+def slowdown_row(name: str, r: clos.Results, base: clos.Results) -> str:
+    s = slowdowns(r, base)
+    cells = [
+        name,
+        f"{s.median():.3f}",
+        f"{s.quantile(0.99, 'nearest'):.2f}",
+        f"{s.max():.2f}",
+        f"{(s > 2).sum()} of {len(s)}",
+        f"{(s < 1).sum()}",
+        f"{s.min():.2f}",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
 def goodput(r: clos.Results) -> pl.DataFrame:
     return Query().select("bytes").group_by("service").every("1ms").run(r)
 
@@ -102,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         f"baseline (no failure): {base.get('packets', 'dropped'):,} dropped, FCT median / max "
         f"{fct(base, 0.5) * 1e3:.1f} / {fct(base, 1.0) * 1e3:.1f} ms"
     )
+    print()
+    print(
+        "| strategy | per-flow slowdown: median | p99 | max | flows slowed > 2x | flows faster | min |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for s, r in runs.items():
+        print(slowdown_row(s, r, base))
 
     images.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(8, 3.6))

@@ -199,7 +199,8 @@ def test_input_errors_name_the_field(override: str, says: str):
 
 def test_the_documented_experiment_prints_its_table_and_draws_both_figures(tmp_path, capsys):
     """scripts/updates_experiment.py, as docs/updates.md runs it, with the figures in a scratch
-    folder: a row per strategy with the same mixed-version counts as the bundled scenarios."""
+    folder: a row per strategy with the same mixed-version counts as the bundled scenarios, and
+    a row per strategy of per-flow slowdowns."""
     import importlib.util
 
     script = Path(__file__).resolve().parents[1] / "scripts" / "updates_experiment.py"
@@ -209,8 +210,20 @@ def test_the_documented_experiment_prints_its_table_and_draws_both_figures(tmp_p
     assert module.main(["--out", str(tmp_path)]) == 0
     table = capsys.readouterr().out
     rows = [line for line in table.splitlines() if line.startswith("| ") and "strategy" not in line]
+    n = len(module.STRATEGIES)
+    assert len(rows) == 2 * n
+    rows, per_flow = rows[:n], rows[n:]
     assert [r.split("|")[1].strip() for r in rows] == list(module.STRATEGIES)
     assert rows[0].split("|")[2].strip() not in ("0", "")  # unordered mixes versions
     assert all(r.split("|")[2].strip() == "0" for r in rows[1:])
+    # Per-flow slowdown against the same flow without the failure: every flow of the 80 (one per
+    # server) is matched, and the failure slows some flow under every strategy (tor0's flows lose
+    # an uplink).
+    assert [r.split("|")[1].strip() for r in per_flow] == list(module.STRATEGIES)
+    for r in per_flow:
+        cells = [c.strip() for c in r.split("|")[2:-1]]
+        median, p99, most = map(float, cells[:3])
+        assert 0.5 < median < 2 and median <= p99 <= most and most > 1, r
+        assert cells[3].endswith("of 80"), r
     for name in ("updates-goodput.png", "updates-tor0-uplinks.png"):
         assert (tmp_path / name).stat().st_size > 10_000

@@ -42,6 +42,9 @@ pub enum Event {
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).
     Tick,
+    /// `switch`'s oldest message of load-balancer rules is written (`control::rewrites`; void
+    /// if `generation` is old).
+    RulesInstalled { switch: u32, generation: u32 },
     /// Sample every switch port's queue length (`output.queue_interval`).
     QueueSample,
     /// Close a time-series bin: per-link bytes (`output.bin`).

@@ -19,11 +19,14 @@
 //! - [`consistency`]: which routing versions a hop's rule agrees with; a packet whose hops agree
 //!   with no single version was processed by a mix of old and new rules.
 //! - [`controller`]: the controller: versions, the planned messages, table space, the record.
+//! - [`rewrites`]: a load balancer's periodic rule rewrites (LocalFlow's, every interval) through
+//!   the same channel.
 
 pub mod channel;
 pub mod consistency;
 pub mod controller;
 pub mod ordered;
+pub mod rewrites;
 pub mod rules;
 pub mod strategy;
 

@@ -33,10 +33,15 @@
 //! Our choices where the paper is silent: a flow with no rule yet (first seen since the last
 //! round) follows ECMP until the next round; a rule that carried no bytes in an interval is
 //! removed (the flow ended or stalled).
+//!
+//! With `[convergence] mode = "controller"` the rules a round decides travel through the control
+//! channel and take effect when written (`control::rewrites`, docs/updates.md); without it they
+//! take effect at the round, as in the paper's simulations.
 
 use super::ecmp::Ecmp;
 use super::params::{RoutingSpec, SplitBy};
 use super::{Fabric, PreHashedMap, Scheme};
+use crate::control::rewrites::Rewrites;
 use crate::packet::{Packet, FLAG_ACK};
 use crate::rng::{mix64, next_u64, Streams};
 use crate::topology::{Role, Topology};
@@ -44,8 +49,8 @@ use crate::units::Time;
 
 const SLOTS: usize = 16;
 
-#[derive(Clone, Copy)]
-enum Action {
+#[derive(Clone, Copy, PartialEq)]
+pub enum Action {
     /// No decision yet: ECMP.
     Default,
     Port(u32),
@@ -58,6 +63,7 @@ struct Rule {
     bytes: u64,
     /// Packets this rule has forwarded at this switch (`split = "counter"`).
     packets: u64,
+    /// In force at the switch.
     action: Action,
 }
 
@@ -66,6 +72,9 @@ struct SwitchRules {
     index: PreHashedMap<u32>,
     rules: Vec<Rule>,
     keys: Vec<u64>,
+    /// Through the control channel only: each rule's last decided action (maybe not written
+    /// yet), beside `rules` and filled in at each round, so the per-packet path never sees it.
+    decided: Vec<Action>,
 }
 
 pub struct LocalFlow {
@@ -83,6 +92,8 @@ pub struct LocalFlow {
     pub rules_total: u64,
     pub splits_total: u64,
     pub rounds: u64,
+    /// Rules written through the control channel (`[convergence] mode = "controller"`).
+    pub rewrites: Option<Box<Rewrites<Action>>>,
 }
 
 impl LocalFlow {
@@ -102,6 +113,21 @@ impl LocalFlow {
             rules_total: 0,
             splits_total: 0,
             rounds: 0,
+            rewrites: None,
+        }
+    }
+
+    /// Write each round's rules through a control channel: `latency` round trip, `rule_rate`
+    /// rules per second per switch, tables of `table_size` counted.
+    pub fn use_control_channel(&mut self, latency: Time, rule_rate: f64, table_size: u64) {
+        self.rewrites = Some(Box::new(Rewrites::new(latency, rule_rate, table_size, self.switches.len())));
+    }
+
+    /// Switch `switch`'s oldest message of rules is written: they are in force.
+    pub fn rules_installed(&mut self, switch: u32, generation: u32) {
+        let s = switch as usize - self.n_hosts;
+        if let Some(rules) = self.rewrites.as_mut().and_then(|r| r.installed(s, generation)) {
+            apply(&mut self.switches[s], rules);
         }
     }
 
@@ -148,14 +174,27 @@ impl LocalFlow {
             sw.index.clear();
             sw.rules.clear();
             sw.keys.clear();
+            sw.decided.clear();
+        }
+        if let Some(r) = self.rewrites.as_mut() {
+            r.forget();
         }
     }
 
     /// One round of the control loop at every switch.
     pub fn schedule(&mut self, f: &Fabric) {
         self.rounds += 1;
+        let mut first_backlog = true;
+        if let Some(r) = self.rewrites.as_mut() {
+            r.begin_interval();
+        }
         let bytes_per_interval = |port: u32| f.ports.rate_bps[port as usize] as f64 / 8.0 * self.interval as f64 / 1e12;
         for (s, sw) in self.switches.iter_mut().enumerate() {
+            // Rules added since the last round have decided nothing yet (the ECMP default).
+            let channel = self.rewrites.is_some();
+            if channel {
+                sw.decided.resize(sw.rules.len(), Action::Default);
+            }
             // Expire idle rules, keeping insertion order (determinism).
             if sw.rules.iter().any(|r| r.bytes == 0) {
                 let mut kept = 0;
@@ -164,16 +203,21 @@ impl LocalFlow {
                     if sw.rules[i].bytes > 0 {
                         sw.rules.swap(kept, i);
                         sw.keys.swap(kept, i);
+                        if channel {
+                            sw.decided.swap(kept, i);
+                        }
                         sw.index.insert(sw.keys[kept], kept as u32);
                         kept += 1;
                     }
                 }
                 sw.rules.truncate(kept);
                 sw.keys.truncate(kept);
+                sw.decided.truncate(kept);
             }
             if sw.rules.is_empty() {
                 continue;
             }
+            let mut writes: Vec<(u64, Action)> = Vec::new();
             let node = (s + self.n_hosts) as u32;
             let first_port = f.topo.port_start[node as usize];
             let mut link_load = vec![0.0f64; (f.topo.port_start[node as usize + 1] - first_port) as usize];
@@ -215,7 +259,12 @@ impl LocalFlow {
                     if matches!(action, Action::Split(_)) {
                         self.splits_total += 1;
                     }
-                    sw.rules[rule].action = action;
+                    if !channel {
+                        sw.rules[rule].action = action;
+                    } else if sw.decided[rule] != action {
+                        sw.decided[rule] = action;
+                        writes.push((sw.keys[rule], action));
+                    }
                     k += n;
                 }
                 start = end;
@@ -223,6 +272,26 @@ impl LocalFlow {
             for r in &mut sw.rules {
                 r.bytes = 0;
             }
+            if let Some(r) = self.rewrites.as_mut() {
+                if let Some(now) = r.send(s, f.now, sw.rules.len() as u64, writes, &mut first_backlog) {
+                    apply(sw, now);
+                }
+            }
+        }
+    }
+
+    /// Installs the simulator must schedule: (time, switch node, generation).
+    pub fn take_installs(&mut self) -> Vec<(Time, u32, u32)> {
+        let n_hosts = self.n_hosts as u32;
+        self.rewrites.as_mut().map_or_else(Vec::new, |r| r.take_due().into_iter().map(|(t, s, g)| (t, s + n_hosts, g)).collect())
+    }
+}
+
+/// Put written rules in force, by flow key; a rule that expired meanwhile is gone.
+fn apply(sw: &mut SwitchRules, rules: Vec<(u64, Action)>) {
+    for (key, action) in rules {
+        if let Some(&i) = sw.index.get(&key) {
+            sw.rules[i as usize].action = action;
         }
     }
 }

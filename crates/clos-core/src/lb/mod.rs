@@ -336,22 +336,47 @@ impl Forwarder {
         }
     }
 
-    /// Run the control loop once (every `tick_interval`).
-    pub fn tick(&mut self, f: &Fabric) {
+    /// Run the control loop once (every `tick_interval`). Returns the rule installs to schedule
+    /// (`Event::RulesInstalled`: time, switch, generation) when its rules go through the control
+    /// channel.
+    pub fn tick(&mut self, f: &Fabric) -> Vec<(Time, u32, u32)> {
         if let Forwarder::Localflow(l) = self {
             l.schedule(f);
+            return l.take_installs();
+        }
+        Vec::new()
+    }
+
+    /// With `[convergence] mode = "controller"`: the scheme's own rule rewrites go through the
+    /// control channel (LocalFlow's; `control::rewrites`). Other schemes write no rules.
+    pub fn use_control_channel(&mut self, latency: Time, rule_rate: f64, table_size: u64) {
+        if let Forwarder::Localflow(l) = self {
+            l.use_control_channel(latency, rule_rate, table_size);
+        }
+    }
+
+    /// `switch`'s oldest message of rules is written (`Event::RulesInstalled`).
+    pub fn rules_installed(&mut self, switch: u32, generation: u32) {
+        if let Forwarder::Localflow(l) = self {
+            l.rules_installed(switch, generation);
         }
     }
 
     /// Scheme-specific counters for the summary's `load_balancer` section.
     pub fn stats(&self) -> serde_json::Value {
         match self {
-            Forwarder::Localflow(l) => serde_json::json!({
-                "rounds": l.rounds,
-                "rules_scheduled": l.rules_total,
-                "rules_split": l.splits_total,
-                "split_fraction": if l.rules_total > 0 { l.splits_total as f64 / l.rules_total as f64 } else { 0.0 },
-            }),
+            Forwarder::Localflow(l) => {
+                let mut v = serde_json::json!({
+                    "rounds": l.rounds,
+                    "rules_scheduled": l.rules_total,
+                    "rules_split": l.splits_total,
+                    "split_fraction": if l.rules_total > 0 { l.splits_total as f64 / l.rules_total as f64 } else { 0.0 },
+                });
+                if let Some(r) = &l.rewrites {
+                    v["install"] = r.summary();
+                }
+                v
+            }
             Forwarder::Letflow(l) => serde_json::json!({ "flowlets": l.flowlets() }),
             Forwarder::Conga(c) => serde_json::json!({ "flowlets": c.flowlets() }),
             Forwarder::Drill(d) => {

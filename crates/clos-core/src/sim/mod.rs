@@ -289,7 +289,11 @@ impl World {
         if let Some(f) = faults.as_mut() {
             f.start_control(&topo, &mut routes, &state)?; // `[convergence] mode = "controller"`
         }
-        let fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
+        let mut fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
+        if let Some(c) = s.convergence.as_ref().filter(|c| c.mode == crate::failures::ConvergenceMode::Controller) {
+            let c = c.controller_settings();
+            fwd.use_control_channel(c.latency, c.rule_rate, c.table_size); // LocalFlow's rewrites
+        }
         if fwd.reads_visible_backlog() {
             ports.model_entering(s.routing.entering.unwrap_or(crate::lb::params::DEFAULT_ENTERING).0);
         }
@@ -615,11 +619,14 @@ impl World {
             Event::ShimFlush { flow, gen } => self.on_shim_timeout(flow, gen),
             Event::Tick => {
                 let f = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now: self.now };
-                self.fwd.tick(&f);
+                for (at, switch, generation) in self.fwd.tick(&f) {
+                    self.queue.schedule(at, Event::RulesInstalled { switch, generation });
+                }
                 if let Some(t) = self.fwd.tick_interval() {
                     self.queue.schedule(self.now + t, Event::Tick);
                 }
             }
+            Event::RulesInstalled { switch, generation } => self.fwd.rules_installed(switch, generation),
             Event::QueueSample => {
                 self.recorder.sample_queues(&self.ports, self.now);
                 let t = self.recorder.queue_interval.expect("sampling only when asked");
