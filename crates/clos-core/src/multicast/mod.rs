@@ -15,6 +15,8 @@
 //! - [`spec`]: the scenario's `[multicast]` table (groups and the control plane's parameters);
 //! - [`fabric`]: the trees on the packet simulator's fat tree, replication, location-tagged
 //!   detours and reconstruction after failures (§2.3, §3.3), which `sim/multicast.rs` runs;
+//! - [`set_cover`]: reconstruction over several cores where no single root repairs a tree
+//!   (§3.3.2);
 //! - [`delivery`]: what each receiver got, when, and how late.
 
 pub mod assign;
@@ -27,6 +29,7 @@ pub mod group_sizes;
 pub mod meta_group;
 pub mod partition;
 pub mod placement;
+pub mod set_cover;
 pub mod spec;
 pub mod table;
 pub mod tenants;
