@@ -414,12 +414,13 @@ impl McFabric {
     /// and the hops left from `node`; `None` when `target` cannot be reached.
     pub fn next_hop(&mut self, topo: &Topology, node: u32, target: u32, resume: Mode, up: &dyn Fn(u32) -> bool) -> Option<(u32, u32)> {
         let pod = self.pod_target(target, resume);
-        let half = self.tree.half();
-        let sources: Vec<u32> = match pod {
-            Some(p) => (0..half).map(|a| self.node(Switch::Aggr(p * half + a))).collect(),
-            None => vec![target],
+        // A pod's aggregation switches are consecutive nodes.
+        let (first, count) = match pod {
+            Some(p) => (self.node(Switch::Aggr(p * self.tree.half())), self.tree.half()),
+            None => (target, 1),
         };
         let dist = self.routes.entry((target, pod.is_some())).or_insert_with(|| {
+            let sources: Vec<u32> = (first..first + count).collect();
             let mut d = vec![u32::MAX; topo.nodes.len()];
             for &s in &sources {
                 d[s as usize] = 0;

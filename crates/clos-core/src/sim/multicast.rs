@@ -299,6 +299,9 @@ impl World {
                 v["senders"] = json!(grp.senders);
                 v["overflow"] = json!(grp.overflow);
                 v["root"] = json!(grp.root.map(|r| format!("{r:?}").to_lowercase()));
+                if let Some(cover) = &grp.cover {
+                    v["cover_cores"] = json!(cover.cores);
+                }
                 v
             })
             .collect();
