@@ -337,7 +337,7 @@ impl McFabric {
         let Datagram { group: g, src, choice } = d;
         let grp = &self.groups[g];
         if let Some(cover) = &grp.cover {
-            cover.replicate(self, grp, src, node, mode, up, out);
+            cover.replicate(self, grp, src, (node, mode), up, out);
             return;
         }
         let t = &self.tree;

@@ -123,7 +123,7 @@ impl Cover {
 
     /// The copies switch `node` sends of a packet of group `g` from host `src`, travelling in
     /// `mode` (see the module comment). Appends to `out`.
-    pub fn replicate(&self, f: &McFabric, g: &Group, src: u32, node: u32, mode: Mode, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
+    pub fn replicate(&self, f: &McFabric, g: &Group, src: u32, (node, mode): (u32, Mode), up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
         let t = &f.tree;
         let half = t.half();
         let (src_edge, src_pod) = (t.edge_of_host(src), t.pod_of_host(src));
