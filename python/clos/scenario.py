@@ -249,6 +249,7 @@ _TOPOLOGY_SIZE = (
     "preset",
     "k",
     "remove_cores",
+    "wiring",
     "tors",
     "servers_per_tor",
     "aggs",

@@ -9,6 +9,7 @@ use crate::error::{bad, Result};
 use crate::failures::{ConvergenceSpec, FailureSpec};
 pub use crate::host::spec::{HostSpec, Qdisc, Tsq};
 use crate::lb::Scheme;
+use crate::topology::ab_wiring::Wiring;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
 use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
@@ -212,6 +213,10 @@ pub struct TopologySpec {
     /// Fat tree: cores removed evenly across core groups, to oversubscribe (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remove_cores: Option<u32>,
+    /// Fat tree: `standard` (default; aggregation switch j of every pod reaches core group j) or
+    /// `ab`, F10's AB wiring (odd pods strided; `topology/ab_wiring.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wiring: Option<Wiring>,
     /// Leaf-spine: leaf (top-of-rack) switches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaves: Option<u32>,
@@ -909,7 +914,7 @@ impl Scenario {
 }
 
 impl TopologySpec {
-    fn given(&self) -> [(&'static str, bool, &'static [TopologyKind]); 15] {
+    fn given(&self) -> [(&'static str, bool, &'static [TopologyKind]); 16] {
         use TopologyKind::*;
         [
             ("preset", self.preset.is_some(), &[Vl2]),
@@ -921,6 +926,7 @@ impl TopologySpec {
             ("d_i", self.d_i.is_some(), &[Vl2]),
             ("k", self.k.is_some(), &[FatTree]),
             ("remove_cores", self.remove_cores.is_some(), &[FatTree]),
+            ("wiring", self.wiring.is_some(), &[FatTree]),
             ("leaves", self.leaves.is_some(), &[LeafSpine]),
             ("spines", self.spines.is_some(), &[LeafSpine]),
             ("hosts_per_leaf", self.hosts_per_leaf.is_some(), &[LeafSpine]),
@@ -1047,7 +1053,13 @@ impl TopologySpec {
                 f,
                 d,
             )?,
-            TopologyKind::FatTree => fat_tree::describe(&fat_tree::FatTree { k: self.k.unwrap(), remove_cores: self.remove_cores.unwrap() }, h, f, d)?,
+            TopologyKind::FatTree => fat_tree::describe_wired(
+                &fat_tree::FatTree { k: self.k.unwrap(), remove_cores: self.remove_cores.unwrap() },
+                self.wiring.unwrap_or_default(),
+                h,
+                f,
+                d,
+            )?,
             TopologyKind::LeafSpine => {
                 let c = leaf_spine::LeafSpine {
                     leaves: self.leaves.unwrap(),

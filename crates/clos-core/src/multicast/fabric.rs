@@ -25,17 +25,25 @@
 //! copy as unicast toward the switch beyond it, tagged with that switch (the paper's location
 //! identifier: a pod's aggregation switch for a core-aggregation failure, an edge switch for an
 //! aggregation-edge failure); every switch on the way forwards it by unicast, and the tagged
-//! switch takes the tag off and goes on down the tree. The unicast path is a shortest path over
-//! the links up: on a fat tree, the paper's 3-hop detour (core → aggregation of another pod →
-//! another core → the aggregation switch) when there is one, else its 5-hop one. Going up, a
-//! failed link is avoided by another holder, as the paper says, or detoured if there is none.
-//! After the reconvergence delay [`McFabric::rebuild`] moves a broken group to a root whose
-//! tree avoids every failed link (the paper's first case: one core that still reaches every
-//! member); where none exists the group keeps detouring, and is counted.
+//! switch takes the tag off and goes on down the tree. A core's detour is tagged with the pod
+//! (the paper's pod identifier): any aggregation switch of that pod takes it off. The unicast
+//! path is a shortest path over the links up: the paper's 3-hop detour (core → aggregation of
+//! another pod → another core → an aggregation switch of the pod) when there is one, else its
+//! 5-hop one (core → aggregation → edge → aggregation of another pod → another core → the
+//! pod). Going up, a failed link is avoided by another holder, as the paper says, or detoured
+//! if there is none. After the reconvergence delay [`McFabric::rebuild`] moves a broken group to
+//! a root whose tree avoids every failed link (the paper's first case: one core that still
+//! reaches every member), or, where no single root does, to a tree over several cores found by
+//! set cover (`set_cover.rs`, the paper's second case); a group neither repairs keeps
+//! detouring, and is counted.
+//!
+//! The wiring (standard or AB, `topology.wiring`) is read off the built fabric; every index
+//! here goes through [`FatTree::core_above`] and [`FatTree::aggr_below`], which know both.
 
 use super::aggregation::Aggregated;
 use super::fat_tree::{FatTree, Wiring};
 use super::partition::Partitioning;
+use super::set_cover::Cover;
 use super::spec::{MulticastSpec, Spread};
 use super::table::{layer_stats, Tables};
 use super::tree::{GroupTree, Layer};
@@ -83,6 +91,8 @@ pub enum Root {
     Core(u32),
     /// A group inside one pod: this aggregation switch (index in the pod).
     Aggr(u32),
+    /// Several cores, found by set cover ([`Group::cover`]).
+    Cover,
 }
 
 /// One group's tree on the simulator's fabric.
@@ -95,7 +105,7 @@ pub struct Group {
     /// Sending hosts, ascending.
     pub senders: Vec<u32>,
     /// (edge, its member hosts), ascending.
-    edge_members: Vec<(u32, Vec<u32>)>,
+    pub(super) edge_members: Vec<(u32, Vec<u32>)>,
     /// (pod, its member edge switches), ascending.
     pod_edges: Vec<(u32, Vec<u32>)>,
     /// Edge switches and pods of the tree: members' and senders'.
@@ -103,15 +113,17 @@ pub struct Group {
     tree_pods: Vec<u32>,
     /// The reconstruction's root, if the tree was moved.
     pub root: Option<Root>,
+    /// The tree over several cores when `root` is [`Root::Cover`].
+    pub cover: Option<Cover>,
     /// Whether an entry of the group did not fit in a switch's table (`capacity`).
     pub overflow: bool,
 }
 
 impl Group {
-    fn spans_edges(&self) -> bool {
+    pub(super) fn spans_edges(&self) -> bool {
         self.tree_edges.len() >= 2
     }
-    fn spans_pods(&self) -> bool {
+    pub(super) fn spans_pods(&self) -> bool {
         self.tree_pods.len() >= 2
     }
 }
@@ -128,14 +140,14 @@ pub struct McFabric {
     n_hosts: u32,
     /// Ports: edge → its pod's aggregation `j` (`[e·k/2 + j]`), aggregation → the core at its
     /// `j`-th uplink, core → pod, aggregation → the pod's edge `i`.
-    edge_up: Vec<u32>,
-    aggr_up: Vec<u32>,
-    core_down: Vec<u32>,
-    aggr_down: Vec<u32>,
-    host_down: Vec<u32>,
-    /// Shortest-path hop counts to a detour's target over the links up, per target (cleared
-    /// when a link changes).
-    routes: HashMap<u32, Vec<u32>>,
+    pub(super) edge_up: Vec<u32>,
+    pub(super) aggr_up: Vec<u32>,
+    pub(super) core_down: Vec<u32>,
+    pub(super) aggr_down: Vec<u32>,
+    pub(super) host_down: Vec<u32>,
+    /// Shortest-path hop counts to a detour's target over the links up, per target and
+    /// whether the target is its whole pod (cleared when a link changes).
+    routes: HashMap<(u32, bool), Vec<u32>>,
 }
 
 /// The port of `from` whose link reaches `to`, if exactly one does.
@@ -156,7 +168,7 @@ fn port_to(topo: &Topology, from: u32, to: u32) -> Result<u32> {
 impl McFabric {
     /// The groups' trees on `topo`, a k-ary fat tree; `senders[g]` are group g's sending hosts.
     pub fn new(spec: &MulticastSpec, topo: &Topology, k: u32, senders: &[Vec<u32>], seed: u64) -> Result<McFabric> {
-        let tree = FatTree::new(k, Wiring::Standard, "topology.k")?;
+        let tree = FatTree::new(k, Wiring::of(topo, k), "topology.k")?;
         if topo.n_hosts as u32 != tree.hosts() || topo.n_switches() as u32 != tree.edges() + tree.aggrs() + tree.cores() {
             return Err(bad("multicast", "needs a whole fat tree: remove topology.remove_cores"));
         }
@@ -246,6 +258,7 @@ impl McFabric {
                 tree_edges,
                 tree_pods,
                 root: None,
+                cover: None,
                 overflow,
             });
         }
@@ -294,7 +307,7 @@ impl McFabric {
         match g.root {
             Some(Root::Core(c)) => vec![self.tree.aggr_below(c, pod)],
             Some(Root::Aggr(a)) => vec![a],
-            None => self.part.aggrs(pod, g.partition).to_vec(),
+            Some(Root::Cover) | None => self.part.aggrs(pod, g.partition).to_vec(),
         }
     }
 
@@ -327,6 +340,10 @@ impl McFabric {
     pub fn replicate(&self, d: Datagram, node: u32, mode: Mode, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
         let Datagram { group: g, src, choice } = d;
         let grp = &self.groups[g];
+        if let Some(cover) = &grp.cover {
+            cover.replicate(self, grp, src, (node, mode), up, out);
+            return;
+        }
         let t = &self.tree;
         let half = t.half();
         let (src_edge, src_pod) = (t.edge_of_host(src), t.pod_of_host(src));
@@ -396,14 +413,38 @@ impl McFabric {
         self.routes.clear();
     }
 
-    /// The port `node` forwards a detoured packet out of toward switch `target` (a shortest path
-    /// over the switch links up, lowest port first), and the hops left from `node`; `None`
-    /// when `target` cannot be reached.
-    pub fn next_hop(&mut self, topo: &Topology, node: u32, target: u32, up: &dyn Fn(u32) -> bool) -> Option<(u32, u32)> {
-        let dist = self.routes.entry(target).or_insert_with(|| {
+    /// Whether a detour toward `target`, going on in `resume` mode, may end at this switch:
+    /// at `target`, or, for a detour down to an aggregation switch (a core's, tagged with the
+    /// pod), at any aggregation switch of its pod (§3.3.1: "a pod identifier").
+    pub fn arrived(&self, node: u32, target: u32, resume: Mode) -> bool {
+        node == target || self.pod_target(target, resume).is_some_and(|pod| matches!(self.switch(node), Switch::Aggr(a) if a / self.tree.half() == pod))
+    }
+
+    /// The pod a detour toward `target` in `resume` mode is tagged with, if it is a pod's.
+    fn pod_target(&self, target: u32, resume: Mode) -> Option<u32> {
+        match (self.switch(target), resume) {
+            (Switch::Aggr(a), Mode::Down) => Some(a / self.tree.half()),
+            _ => None,
+        }
+    }
+
+    /// The port `node` forwards a detoured packet out of toward switch `target` (its pod, see
+    /// [`McFabric::arrived`]) by a shortest path over the switch links up, lowest port first,
+    /// and the hops left from `node`; `None` when `target` cannot be reached.
+    pub fn next_hop(&mut self, topo: &Topology, node: u32, target: u32, resume: Mode, up: &dyn Fn(u32) -> bool) -> Option<(u32, u32)> {
+        let pod = self.pod_target(target, resume);
+        // A pod's aggregation switches are consecutive nodes.
+        let (first, count) = match pod {
+            Some(p) => (self.node(Switch::Aggr(p * self.tree.half())), self.tree.half()),
+            None => (target, 1),
+        };
+        let dist = self.routes.entry((target, pod.is_some())).or_insert_with(|| {
+            let sources: Vec<u32> = (first..first + count).collect();
             let mut d = vec![u32::MAX; topo.nodes.len()];
-            d[target as usize] = 0;
-            let mut queue = std::collections::VecDeque::from([target]);
+            for &s in &sources {
+                d[s as usize] = 0;
+            }
+            let mut queue = std::collections::VecDeque::from(sources);
             while let Some(x) = queue.pop_front() {
                 for p in topo.ports_of(x) {
                     let y = topo.ports[p as usize].to;
@@ -431,12 +472,16 @@ impl McFabric {
 
     /// Whether group `g`'s tree through `root` avoids every failed link (`up`).
     fn works(&self, g: &Group, root: Root, up: &dyn Fn(u32) -> bool) -> bool {
+        if root == Root::Cover {
+            return false; // not a single root
+        }
         let t = &self.tree;
         let half = t.half();
         let link_up = |p: u32, q: u32| up(p) && up(q);
         let aggr_of = |pod: u32| match root {
             Root::Core(c) => t.aggr_below(c, pod),
             Root::Aggr(a) => a,
+            Root::Cover => unreachable!("checked above"),
         };
         let edges_ok = g.tree_edges.iter().all(|&e| {
             let a = t.pod_of_edge(e) * half + aggr_of(t.pod_of_edge(e));
@@ -448,15 +493,16 @@ impl McFabric {
                 let j = (0..half).find(|&j| t.core_above(pod, a % half, j) == c).expect("the aggregation switch below a core reaches it");
                 link_up(self.core_down[(c * t.pods() + pod) as usize], self.aggr_up[(a * half + j) as usize])
             }),
-            Root::Aggr(_) => true,
+            Root::Aggr(_) | Root::Cover => true,
         };
         edges_ok && pods_ok
     }
 
-    /// The controller's reconstruction (§3.3, "tree reconstruction"): every group whose tree
-    /// crosses a failed link moves to the first root (holders of its partition first, then any
-    /// switch of the layer) whose tree avoids them all; a group whose holders all work again
-    /// goes back to them. Returns (groups moved, groups left detouring).
+    /// The controller's reconstruction (§3.3.2): every group whose tree crosses a failed link
+    /// moves to the first root (holders of its partition first, then any switch of the layer)
+    /// whose tree avoids them all; where none does, a group spanning pods moves to a tree over
+    /// several cores found by set cover ([`Cover::solve`]); a group whose holders all work
+    /// again goes back to them. Returns (groups moved, groups left detouring).
     pub fn rebuild(&mut self, up: &dyn Fn(u32) -> bool) -> (u32, u32) {
         let (mut moved, mut stuck) = (0, 0);
         for g in 0..self.groups.len() {
@@ -474,20 +520,24 @@ impl McFabric {
                 let o = (0..self.tree.half()).map(Root::Aggr).filter(|r| !h.contains(r)).collect();
                 (h, o)
             };
-            let new = if holders.iter().all(|&r| self.works(grp, r, up)) {
-                None
+            let (new, cover) = if holders.iter().all(|&r| self.works(grp, r, up)) {
+                (None, None)
             } else {
                 match holders.iter().chain(&others).copied().find(|&r| self.works(grp, r, up)) {
-                    Some(r) => Some(r),
-                    None => {
-                        stuck += 1;
-                        grp.root
-                    }
+                    Some(r) => (Some(r), None),
+                    None => match grp.spans_pods().then(|| Cover::solve(self, grp, up)).flatten() {
+                        Some(c) => (Some(Root::Cover), Some(c)),
+                        None => {
+                            stuck += 1;
+                            (grp.root, grp.cover.clone())
+                        }
+                    },
                 }
             };
-            if new != grp.root {
+            if new != grp.root || cover != grp.cover {
                 moved += 1;
                 self.groups[g].root = new;
+                self.groups[g].cover = cover;
             }
         }
         (moved, stuck)
@@ -579,9 +629,9 @@ mod tests {
         let mut out = Vec::new();
         f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("core0"), Mode::Down, &up, &mut out);
         assert_eq!(out, [Out::Detour { target: n("agg2"), resume: Mode::Down }]);
-        let (first, hops) = f.next_hop(&topo, n("core0"), n("agg2"), &up).unwrap();
+        let (first, hops) = f.next_hop(&topo, n("core0"), n("agg2"), Mode::Down, &up).unwrap();
         assert_eq!((topo.ports[first as usize].to, hops), (n("agg0"), 3));
-        let (second, _) = f.next_hop(&topo, n("agg0"), n("agg2"), &up).unwrap();
+        let (second, _) = f.next_hop(&topo, n("agg0"), n("agg2"), Mode::Down, &up).unwrap();
         assert_eq!(topo.ports[second as usize].to, n("core1"));
         assert_eq!(f.rebuild(&up), (1, 0));
         assert_eq!(f.groups[0].root, Some(Root::Core(1)));
@@ -606,7 +656,7 @@ mod tests {
         let mut out = Vec::new();
         f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("agg2"), Mode::Down, &up, &mut out);
         assert_eq!(out[1], Out::Detour { target: n("tor3"), resume: Mode::Down });
-        let (first, hops) = f.next_hop(&topo, n("agg2"), n("tor3"), &up).unwrap();
+        let (first, hops) = f.next_hop(&topo, n("agg2"), n("tor3"), Mode::Down, &up).unwrap();
         assert_eq!((topo.ports[first as usize].to, hops), (n("tor2"), 3));
         // No single core reaches tor3 through agg2's replacement in pod 1 and agg0 in pod 0
         // at once? Core 2 does: it reaches agg1 and agg3, whose links are all up.
@@ -614,13 +664,15 @@ mod tests {
         assert_eq!(f.groups[0].root, Some(Root::Core(2)));
     }
 
-    /// core0 - agg2 and core1 - agg2 both fail: no core of group 0 reaches agg2, so no 3-hop
-    /// detour exists (nor, on the standard wiring, the paper's 5-hop one, an AB-wiring path).
-    /// By hand, hop counts to agg2 over the links up: tor2, tor3 1; agg3 2; core2, core3 3;
-    /// agg1 4; tor0 5; agg0 6; core0 7: core0 -> agg0 -> tor0 -> agg1 -> core2 -> agg3 -> tor2
-    /// -> agg2. The rebuild moves the group to core 2, whose tree uses agg1 and agg3.
+    /// core0 - agg2 and core1 - agg2 both fail: no core reaches pod 1 in three hops (on the
+    /// standard wiring only cores 0 and 1 reach agg2, and agg3's cores 2 and 3 are reached only
+    /// from aggregation switches 1 of the other pods), so the detour is the paper's 5-hop one,
+    /// tagged with pod 1. By hand, hop counts to pod 1's aggregation switches over the links up:
+    /// core2, core3, tor2, tor3 1; agg1 2; tor0 3; agg0 4; core0 5: core0 -> agg0 -> tor0 ->
+    /// agg1 -> core2 -> agg3 (§3.3.1's coreSx → aggrSj.c → edgeSj.d → aggrSj.e → coreSy →
+    /// aggrSi.b). The rebuild moves the group to core 2, whose tree uses agg1 and agg3.
     #[test]
-    fn without_a_three_hop_detour_the_shortest_path_is_taken() {
+    fn without_a_three_hop_detour_the_five_hop_one_is_taken() {
         let (topo, mut f) = fabric(r#"{"groups": [{"name": "g", "members": [1, 5, 7]}]}"#, &[vec![0]]);
         let n = |name: &str| topo.node_named(name).unwrap();
         let mut down = Vec::new();
@@ -629,13 +681,18 @@ mod tests {
         }
         let up = move |x: u32| !down.contains(&x);
         let (mut at, mut path) = (n("core0"), vec!["core0".to_string()]);
-        let (_, hops) = f.next_hop(&topo, at, n("agg2"), &up).unwrap();
-        while let Some((p, _)) = f.next_hop(&topo, at, n("agg2"), &up) {
+        let (_, hops) = f.next_hop(&topo, at, n("agg2"), Mode::Down, &up).unwrap();
+        while !f.arrived(at, n("agg2"), Mode::Down) {
+            let (p, _) = f.next_hop(&topo, at, n("agg2"), Mode::Down, &up).unwrap();
             at = topo.ports[p as usize].to;
             path.push(topo.nodes[at as usize].name.clone());
         }
-        assert_eq!(hops, 7);
-        assert_eq!(path, ["core0", "agg0", "tor0", "agg1", "core2", "agg3", "tor2", "agg2"]);
+        assert_eq!(hops, 5);
+        assert_eq!(path, ["core0", "agg0", "tor0", "agg1", "core2", "agg3"]);
+        // agg3 takes the pod tag off and sends down to pod 1's member edges.
+        let mut out = Vec::new();
+        f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n("agg3"), Mode::Down, &up, &mut out);
+        assert_eq!(out.len(), 2);
         assert_eq!(f.rebuild(&up), (1, 0));
         assert_eq!(f.groups[0].root, Some(Root::Core(2)));
     }

@@ -14,24 +14,9 @@
 
 use crate::error::{bad, Result};
 
-/// How the aggregation layer is wired to the cores (Figure 1a and 1c).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wiring {
-    /// The same pattern in every pod (Al-Fares et al.).
-    Standard,
-    /// F10's AB fat tree: type-A (even) pods consecutive, type-B (odd) pods strided.
-    Ab,
-}
-
-impl Wiring {
-    pub fn parse(name: &str, field: &str) -> Result<Wiring> {
-        match name {
-            "standard" => Ok(Wiring::Standard),
-            "ab" => Ok(Wiring::Ab),
-            other => Err(bad(field, format!("unknown wiring {other:?}: use \"ab\" (F10) or \"standard\""))),
-        }
-    }
-}
+/// How the aggregation layer is wired to the cores (Figure 1a and 1c): the simulator's own
+/// `topology.wiring`, so the control plane and the packet-level fabric agree.
+pub use crate::topology::ab_wiring::Wiring;
 
 /// A k-ary fat tree's switch and host indices.
 #[derive(Clone, Debug)]
@@ -90,23 +75,15 @@ impl FatTree {
     }
     /// Whether the pod is wired as type B (only in AB trees: the odd pods).
     pub fn type_b(&self, pod: u32) -> bool {
-        self.wiring == Wiring::Ab && !pod.is_multiple_of(2)
+        self.wiring.type_b(pod)
     }
     /// The core at the `j`-th uplink of aggregation switch `a` (index in its pod) of `pod`.
     pub fn core_above(&self, pod: u32, a: u32, j: u32) -> u32 {
-        if self.type_b(pod) {
-            j * self.half() + a
-        } else {
-            a * self.half() + j
-        }
+        self.wiring.core_above(self.half(), pod, a, j)
     }
     /// The aggregation switch (index in the pod) that core `c` reaches in `pod`.
     pub fn aggr_below(&self, c: u32, pod: u32) -> u32 {
-        if self.type_b(pod) {
-            c % self.half()
-        } else {
-            c / self.half()
-        }
+        self.wiring.aggr_below(self.half(), c, pod)
     }
 }
 

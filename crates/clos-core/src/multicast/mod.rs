@@ -17,6 +17,8 @@
 //!   detours and reconstruction after failures (§2.3, §3.3), which `sim/multicast.rs` runs;
 //! - [`aggregation`]: meta-groups (Algorithm 2) at the packet simulator's switches over
 //!   capacity, with the address rewriting and the traffic overhead measured (§3.2);
+//! - [`set_cover`]: reconstruction over several cores where no single root repairs a tree
+//!   (§3.3.2);
 //! - [`delivery`]: what each receiver got, when, and how late.
 
 pub mod aggregation;
@@ -30,6 +32,7 @@ pub mod group_sizes;
 pub mod meta_group;
 pub mod partition;
 pub mod placement;
+pub mod set_cover;
 pub mod spec;
 pub mod table;
 pub mod tenants;

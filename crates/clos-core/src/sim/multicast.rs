@@ -188,16 +188,13 @@ impl World {
         let tag = pkt.lb_tag;
         let mode = if tag != 0 {
             let target = (tag >> 1) - 1;
-            if node != target {
-                self.mc_detour_hop(node, target, h, false);
+            let resume = if tag & 1 == 1 { Mode::Up } else { Mode::Down };
+            if !self.mcast.as_ref().expect("multicast packets only with [multicast]").fabric.arrived(node, target, resume) {
+                self.mc_detour_hop(node, target, resume, h, false);
                 return;
             }
-            pkt.lb_tag = 0;
-            if tag & 1 == 1 {
-                Mode::Up
-            } else {
-                Mode::Down
-            }
+            self.pool.get_mut(h).lb_tag = 0;
+            resume
         } else {
             // Up from the sender's side; down from the layer above.
             let from = self.topo.role(self.topo.ports[pkt.via as usize].from);
@@ -282,19 +279,20 @@ impl World {
                     let c = self.pool.get_mut(copy);
                     c.lb_tag = (target + 1) << 1 | u32::from(resume == Mode::Up);
                     c.flags |= FLAG_DETOURED;
-                    self.mc_detour_hop(node, target, copy, true);
+                    self.mc_detour_hop(node, target, resume, copy, true);
                 }
             }
         }
         self.mcast.as_mut().expect("checked above").scratch = outs;
     }
 
-    /// Copy `h`, on a detour toward switch `target`, leaves `node` by unicast; `first`: the
-    /// detour starts here (its length is counted).
-    fn mc_detour_hop(&mut self, node: u32, target: u32, h: u32, first: bool) {
+    /// Copy `h`, on a detour toward switch `target` (its pod, for a core's, see
+    /// `McFabric::arrived`), leaves `node` by unicast; `first`: the detour starts here (its
+    /// length is counted).
+    fn mc_detour_hop(&mut self, node: u32, target: u32, resume: Mode, h: u32, first: bool) {
         let m = self.mcast.as_mut().expect("multicast packets only with [multicast]");
         let ports = &self.ports;
-        match m.fabric.next_hop(&self.topo, node, target, &|p| !ports.is_down(p)) {
+        match m.fabric.next_hop(&self.topo, node, target, resume, &|p| !ports.is_down(p)) {
             Some((port, hops)) => {
                 if first {
                     let c = &mut m.counters;
@@ -402,6 +400,9 @@ impl World {
                 v["senders"] = json!(grp.senders);
                 v["overflow"] = json!(grp.overflow);
                 v["root"] = json!(grp.root.map(|r| format!("{r:?}").to_lowercase()));
+                if let Some(cover) = &grp.cover {
+                    v["cover_cores"] = json!(cover.cores);
+                }
                 v
             })
             .collect();

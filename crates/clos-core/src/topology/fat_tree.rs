@@ -3,7 +3,9 @@
 //! k pods, each with k/2 edge (ToR) and k/2 aggregation switches; (k/2)^2 cores in k/2 groups,
 //! aggregation switch j of every pod connecting to core group j. PLTS oversubscribes it by removing
 //! cores evenly across the groups (16 cores at k=8: removing 4, 8, 12 gives 4:3, 2:1, 4:1).
+//! `topology.wiring = "ab"` wires the odd pods as F10's type B instead (`ab_wiring.rs`).
 
+use super::ab_wiring::Wiring;
 use super::{FabricBuilder, Role, Topology};
 use crate::error::{bad, Result};
 use crate::units::{Rate, Time};
@@ -27,6 +29,11 @@ pub fn build(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Re
 
 /// The fabric's nodes and links, before lowering (scenario link overrides apply here).
 pub fn describe(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
+    describe_wired(c, Wiring::Standard, host_rate, fabric_rate, delay)
+}
+
+/// [`describe`] with the aggregation-core wiring given (`topology.wiring`).
+pub fn describe_wired(c: &FatTree, wiring: Wiring, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<FabricBuilder> {
     if c.k < 2 || !c.k.is_multiple_of(2) {
         return Err(bad("topology.k", format!("must be an even number >= 2, got {}", c.k)));
     }
@@ -38,6 +45,12 @@ pub fn describe(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) ->
         return Err(bad(
             "topology.remove_cores",
             format!("removing {} of {} cores leaves a core group empty; remove at most {}", c.remove_cores, h * h, h * h - h),
+        ));
+    }
+    if wiring == Wiring::Ab && c.remove_cores > 0 {
+        return Err(bad(
+            "topology.wiring",
+            "\"ab\" needs every core (F10 pairs each type-A and type-B aggregation switch on one): remove topology.remove_cores",
         ));
     }
     let mut b = FabricBuilder::new(delay, "core");
@@ -56,6 +69,14 @@ pub fn describe(c: &FatTree, host_rate: Rate, fabric_rate: Rate, delay: Time) ->
         }
     }
     for (a, &agg) in aggs.iter().enumerate() {
+        if wiring == Wiring::Ab {
+            let all: Vec<u32> = groups.iter().flatten().copied().collect();
+            let pod = a as u32 / h;
+            for j in 0..h {
+                b.link(agg, all[wiring.core_above(h, pod, a as u32 % h, j) as usize], fabric_rate);
+            }
+            continue;
+        }
         for &core in &groups[a % h as usize] {
             b.link(agg, core, fabric_rate);
         }

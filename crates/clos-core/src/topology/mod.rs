@@ -5,6 +5,7 @@
 //! Hosts are nodes `0..n_hosts`, switches follow. Every directed link is a *port* owned by the
 //! node it leaves; ports of a node are contiguous.
 
+pub mod ab_wiring;
 pub mod fat_tree;
 pub mod leaf_spine;
 pub mod vl2;
