@@ -192,20 +192,25 @@ mod tests {
     use crate::topology::fat_tree::{build, FatTree};
     use crate::units::Rate;
 
+    /// Standard k = 4, one group sent by host 0 to hosts 1, 5 and 9, and the directed links
+    /// (both ways) between each pair of switches named, to be taken down.
+    fn group_with_links_down(pairs: &[(&str, &str)]) -> (crate::topology::Topology, McFabric, Vec<u32>) {
+        let topo = build(&FatTree { k: 4, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        let spec: MulticastSpec = serde_json::from_str(r#"{"groups": [{"name": "g", "members": [1, 5, 9]}]}"#).unwrap();
+        let f = McFabric::new(&spec, &topo, 4, &[vec![0]], 1).unwrap();
+        let n = |name: &str| topo.node_named(name).unwrap();
+        let down = pairs.iter().flat_map(|&(a, b)| topo.links[topo.links_between(n(a), n(b))[0] as usize]).collect();
+        (topo, f, down)
+    }
+
     /// Standard k = 4, group on core 0 sent by host 0 to 1, 5 (tor2) and 9 (tor4); agg2 - tor2
     /// and agg5 - tor4 down. By hand (`tests/multicast_failover.rs` runs it): cover {core 0 ->
     /// agg4 -> tor4, core 2 -> agg3 -> tor2}; tor0 sends to h1, agg0, agg1; agg0 to core0, agg1 to
     /// core2; core0 to agg4 only (pod 1's agg2 feeds nothing), core2 to agg3 only.
     #[test]
     fn the_cover_tree_by_hand() {
-        let topo = build(&FatTree { k: 4, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
-        let spec: MulticastSpec = serde_json::from_str(r#"{"groups": [{"name": "g", "members": [1, 5, 9]}]}"#).unwrap();
-        let mut f = McFabric::new(&spec, &topo, 4, &[vec![0]], 1).unwrap();
+        let (topo, mut f, down) = group_with_links_down(&[("agg2", "tor2"), ("agg5", "tor4")]);
         let n = |name: &str| topo.node_named(name).unwrap();
-        let mut down = Vec::new();
-        for (a, b) in [("agg2", "tor2"), ("agg5", "tor4")] {
-            down.extend(topo.links[topo.links_between(n(a), n(b))[0] as usize]);
-        }
         let up = move |x: u32| !down.contains(&x);
         assert_eq!(f.rebuild(&up), (1, 0));
         assert_eq!(f.groups[0].root, Some(Root::Cover));
@@ -234,14 +239,7 @@ mod tests {
     /// A member edge no core reaches (both of tor2's uplinks down) leaves no cover.
     #[test]
     fn an_unreachable_member_leaves_the_group_unrepaired() {
-        let topo = build(&FatTree { k: 4, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
-        let spec: MulticastSpec = serde_json::from_str(r#"{"groups": [{"name": "g", "members": [1, 5, 9]}]}"#).unwrap();
-        let mut f = McFabric::new(&spec, &topo, 4, &[vec![0]], 1).unwrap();
-        let n = |name: &str| topo.node_named(name).unwrap();
-        let mut down = Vec::new();
-        for a in ["agg2", "agg3"] {
-            down.extend(topo.links[topo.links_between(n(a), n("tor2"))[0] as usize]);
-        }
+        let (_, mut f, down) = group_with_links_down(&[("agg2", "tor2"), ("agg3", "tor2")]);
         let up = move |x: u32| !down.contains(&x);
         assert!(Cover::solve(&f, &f.groups[0], &up).is_none());
         assert_eq!(f.rebuild(&up), (0, 1));
