@@ -33,6 +33,8 @@ pub struct Rewrites<A> {
     generation: u32,
     /// Installs the simulator must schedule: (time, switch, generation).
     due: Vec<(Time, u32, u32)>,
+    /// Whether the current interval has counted a backlogged switch yet.
+    backlog_counted: bool,
     pub stats: RewriteStats,
 }
 
@@ -68,19 +70,21 @@ impl<A: Copy> Rewrites<A> {
             pending: (0..switches).map(|_| VecDeque::new()).collect(),
             generation: 0,
             due: Vec::new(),
+            backlog_counted: false,
             stats: RewriteStats::default(),
         }
     }
 
-    /// An interval's decisions begin at `now`.
+    /// An interval's decisions begin.
     pub fn begin_interval(&mut self) {
         self.stats.intervals += 1;
+        self.backlog_counted = false;
     }
 
     /// Switch `s` (by index), holding `held` rules, decided `rules` at `now` (the interval's end).
     /// Returns them back when they are in force at once (nothing to write, or no time to write
     /// it); otherwise they are queued and `take_due` names when they are.
-    pub fn send(&mut self, s: usize, now: Time, held: u64, rules: Vec<(u64, A)>, first_backlog: &mut bool) -> Option<Vec<(u64, A)>> {
+    pub fn send(&mut self, s: usize, now: Time, held: u64, rules: Vec<(u64, A)>) -> Option<Vec<(u64, A)>> {
         self.stats.peak_rules_one_switch = self.stats.peak_rules_one_switch.max(held);
         self.stats.over_table += (held > self.table_size) as u64;
         if rules.is_empty() {
@@ -92,9 +96,9 @@ impl<A: Copy> Rewrites<A> {
         self.stats.most_rules_one_message = self.stats.most_rules_one_message.max(n);
         if !self.pending[s].is_empty() {
             self.stats.backlogged_messages += 1;
-            if *first_backlog {
+            if !self.backlog_counted {
                 self.stats.backlogged_intervals += 1;
-                *first_backlog = false;
+                self.backlog_counted = true;
             }
         }
         // The counters reach the controller one way after `now`; its message leaves then.
@@ -171,13 +175,11 @@ mod tests {
     #[test]
     fn rules_are_in_after_latency_plus_n_over_rate() {
         let mut r: Rewrites<u8> = Rewrites::new(2_500 * PS_PER_US, 1000.0, 1000, 1);
-        let mut first = true;
         r.begin_interval();
-        assert!(r.send(0, 10 * PS_PER_MS, 20, (0..20).map(|k| (k, 1)).collect(), &mut first).is_none());
+        assert!(r.send(0, 10 * PS_PER_MS, 20, (0..20).map(|k| (k, 1)).collect()).is_none());
         assert_eq!(r.take_due(), vec![(32_500 * PS_PER_US, 0, 0)]);
-        let mut first = true;
         r.begin_interval();
-        assert!(r.send(0, 20 * PS_PER_MS, 20, vec![(3, 2); 5], &mut first).is_none());
+        assert!(r.send(0, 20 * PS_PER_MS, 20, vec![(3, 2); 5]).is_none());
         assert_eq!(r.take_due(), vec![(37_500 * PS_PER_US, 0, 0)]);
         assert_eq!((r.stats.backlogged_messages, r.stats.backlogged_intervals), (1, 1));
         assert_eq!(r.installed(0, 0).map(|m| m.len()), Some(20));
@@ -191,8 +193,7 @@ mod tests {
     #[test]
     fn instant_channel_installs_at_once() {
         let mut r: Rewrites<u8> = Rewrites::new(0, 1e15, 1000, 2);
-        let mut first = true;
-        assert_eq!(r.send(1, 5, 1, vec![(7, 1); 100], &mut first).map(|m| m.len()), Some(100));
+        assert_eq!(r.send(1, 5, 1, vec![(7, 1); 100]).map(|m| m.len()), Some(100));
         assert!(r.take_due().is_empty());
         assert_eq!(r.stats.backlogged_messages, 0);
     }
@@ -201,8 +202,7 @@ mod tests {
     #[test]
     fn forgetting_voids_pending_messages() {
         let mut r: Rewrites<u8> = Rewrites::new(2_500 * PS_PER_US, 1000.0, 2, 1);
-        let mut first = true;
-        r.send(0, 0, 3, vec![(1, 1)], &mut first);
+        r.send(0, 0, 3, vec![(1, 1)]);
         assert_eq!(r.stats.over_table, 1, "3 rules held, table of 2");
         let (_, s, g) = r.take_due()[0];
         r.forget();

@@ -184,7 +184,6 @@ impl LocalFlow {
     /// One round of the control loop at every switch.
     pub fn schedule(&mut self, f: &Fabric) {
         self.rounds += 1;
-        let mut first_backlog = true;
         if let Some(r) = self.rewrites.as_mut() {
             r.begin_interval();
         }
@@ -273,7 +272,7 @@ impl LocalFlow {
                 r.bytes = 0;
             }
             if let Some(r) = self.rewrites.as_mut() {
-                if let Some(now) = r.send(s, f.now, sw.rules.len() as u64, writes, &mut first_backlog) {
+                if let Some(now) = r.send(s, f.now, sw.rules.len() as u64, writes) {
                     apply(sw, now);
                 }
             }

@@ -68,12 +68,12 @@ pub fn describe_wired(c: &FatTree, wiring: Wiring, host_rate: Rate, fabric_rate:
             b.link(edge, aggs[(pod * h + j) as usize], fabric_rate);
         }
     }
+    let all_cores: Vec<u32> = groups.iter().flatten().copied().collect();
     for (a, &agg) in aggs.iter().enumerate() {
         if wiring == Wiring::Ab {
-            let all: Vec<u32> = groups.iter().flatten().copied().collect();
             let pod = a as u32 / h;
             for j in 0..h {
-                b.link(agg, all[wiring.core_above(h, pod, a as u32 % h, j) as usize], fabric_rate);
+                b.link(agg, all_cores[wiring.core_above(h, pod, a as u32 % h, j) as usize], fabric_rate);
             }
             continue;
         }
