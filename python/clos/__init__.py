@@ -17,15 +17,40 @@ both).
 
 from __future__ import annotations
 
-from clos._core import ScenarioError
-from clos.results.results import Results
-from clos.scenario import Scenario, load_scenario
-from clos.simulation import VERSION as __version__
-from clos.simulation import load_results, run, validate
+import importlib
+from typing import TYPE_CHECKING, Any
 
-# Binds `clos.sweep` to the function, not the subpackage of that name (which stays reachable as
-# `from clos.sweep import SweepSpec`).
-from clos.sweep import sweep
+from clos._core import ScenarioError
+
+if TYPE_CHECKING:
+    from clos.results.results import Results
+    from clos.scenario import Scenario, load_scenario
+    from clos.simulation import load_results, run, validate
+    from clos.sweep import sweep
+
+# The rest is imported when first used (PEP 562): `results` and `sweep` import polars, a quarter
+# of a second, which `clos run`, `clos validate` and the library's own run need only once the
+# core has finished (`clos.simulation` imports them while the core runs).
+_LAZY = {
+    "Results": "clos.results.results",
+    "Scenario": "clos.scenario",
+    "load_scenario": "clos.scenario",
+    "load_results": "clos.simulation",
+    "run": "clos.simulation",
+    "validate": "clos.simulation",
+    "sweep": "clos.sweep.sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return importlib.import_module("clos.simulation").VERSION
+    if name not in _LAZY:
+        raise AttributeError(f"module 'clos' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Results",

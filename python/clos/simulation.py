@@ -6,14 +6,18 @@ that nothing below the top level depends on `clos/__init__.py`.
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clos import _core
-from clos.results.run import Run
 from clos.scenario import Scenario
+
+if TYPE_CHECKING:
+    from clos.results.run import Run
 
 ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
 
@@ -34,7 +38,22 @@ def run(
     numbers in a notebook; `run.plot(name)` draws the report's figures.
     """
     loaded = Scenario.of(scenario).with_overrides(overrides)
-    return Run.from_core(_core.run(loaded.to_json(), progress))
+    return results_of(lambda: _core.run(loaded.to_json(), progress))
+
+
+def results_of(core_run: Callable[[], _core.RunOutput]) -> Run:
+    """`core_run()`'s output as results. Their tables are polars frames, and importing polars
+    takes a quarter of a second: it is imported on another thread while the core simulates
+    (the core releases the GIL), not before."""
+    results = threading.Thread(target=importlib.import_module, args=("clos.results.run",))
+    results.start()
+    try:
+        output = core_run()
+    finally:
+        results.join()
+    from clos.results.run import Run
+
+    return Run.from_core(output)
 
 
 def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
@@ -46,4 +65,6 @@ def validate(scenario: ScenarioLike, build: bool = False) -> dict[str, Any]:
 
 def load_results(directory: str | PathLike[str]) -> Run:
     """Results saved earlier by `clos run` or Results.save."""
+    from clos.results.run import Run
+
     return Run.load(directory)

@@ -10,6 +10,9 @@ pub enum Error {
     /// An internal invariant failed (a bug in clos, never the user's input).
     #[error("internal invariant violated: {0}")]
     Invariant(String),
+    /// The run was stopped before its end (Ctrl-C, or its caller cancelled it).
+    #[error("the run was interrupted before it ended")]
+    Interrupted,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

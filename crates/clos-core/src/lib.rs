@@ -53,19 +53,20 @@ use std::time::Instant;
 
 /// Run a validated scenario to completion and report; fails if packets were not conserved.
 pub fn run(s: &Scenario) -> Result<metrics::Report> {
-    run_with_progress(s, &mut |_| {})
+    run_with_progress(s, &mut |_| true)
 }
 
 /// Events between two progress reports (a fraction of a second of simulation).
 pub const PROGRESS_EVERY: u64 = 1 << 20;
 
-/// `run`, calling `progress` every [`PROGRESS_EVERY`] events.
-pub fn run_with_progress(s: &Scenario, progress: &mut dyn FnMut(&sim::Progress)) -> Result<metrics::Report> {
+/// `run`, calling `progress` every [`PROGRESS_EVERY`] events; if it returns false the run stops
+/// there with [`Error::Interrupted`].
+pub fn run_with_progress(s: &Scenario, progress: &mut dyn FnMut(&sim::Progress) -> bool) -> Result<metrics::Report> {
     stats::reset_peak_memory();
     let wall = Instant::now();
     let cpu0 = stats::thread_cpu_seconds();
     let mut world = sim::World::new(s)?;
-    world.run_with_progress(PROGRESS_EVERY, progress);
+    world.run_with_progress(PROGRESS_EVERY, progress).ok_or(Error::Interrupted)?;
     let cpu = stats::thread_cpu_seconds() - cpu0;
     let wall = wall.elapsed().as_secs_f64();
     world.check_conservation()?;

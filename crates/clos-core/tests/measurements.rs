@@ -176,8 +176,30 @@ fn progress_reports_change_nothing() {
     paused.run_with_progress(1000, &mut |p| {
         calls += 1;
         assert!(p.now <= p.end && p.events == calls * 1000);
+        true
     });
     assert!(calls > 10, "{calls} reports");
     assert_eq!((plain.now, plain.events, &plain.counters), (paused.now, paused.events, &paused.counters));
     assert_eq!(plain.delivered_bytes, paused.delivered_bytes);
+}
+
+#[test]
+fn a_report_that_says_stop_ends_the_run_there() {
+    // Ctrl-C: the third report stops the run, which then has no end time, and a whole run
+    // stopped that way is an error rather than results of half a run.
+    let s = scenario(small(""), json!({"stop": "2ms", "workload": {"kind": "permutation", "file": null, "bytes": "1GB"}}));
+    let mut world = World::new(&s).unwrap();
+    let mut calls = 0;
+    let end = world.run_with_progress(1000, &mut |_| {
+        calls += 1;
+        calls < 3
+    });
+    assert_eq!((end, calls, world.events), (None, 3, 3000));
+    let long = scenario(small(""), json!({"stop": "50ms", "workload": {"kind": "permutation", "file": null, "bytes": "1GB"}}));
+    let mut reports = 0;
+    let stopped = clos_core::run_with_progress(&long, &mut |_| {
+        reports += 1;
+        false
+    });
+    assert_eq!((stopped.err(), reports), (Some(clos_core::Error::Interrupted), 1));
 }

@@ -7,7 +7,7 @@ use clos_core::scenario::Scenario;
 use clos_core::units::seconds;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict};
 
@@ -17,6 +17,7 @@ fn to_py_err(e: clos_core::Error) -> PyErr {
     match e {
         clos_core::Error::Scenario { .. } => ScenarioError::new_err(e.to_string()),
         clos_core::Error::Invariant(_) => PyRuntimeError::new_err(e.to_string()),
+        clos_core::Error::Interrupted => PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
 
@@ -69,25 +70,35 @@ fn schemes() -> Vec<SchemeRow> {
 /// Run a scenario; the GIL is released while the simulation runs. `progress`, if given, is
 /// called as `progress(simulated_s, end_s, flows_done, flows, events)` every
 /// `clos_core::PROGRESS_EVERY` events; what it raises is ignored, so a failing display cannot
-/// abort a run.
+/// abort a run. At the same pauses the run stops, raising KeyboardInterrupt, when `cancel` (a
+/// `threading.Event`) is set, or with the error of a signal handler (Ctrl-C) when it runs on
+/// the main thread: the pauses are where Python's handlers get to run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, progress=None, cancel=None))]
+fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>, cancel: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py_err)?;
-    let report = py
-        .detach(|| {
-            clos_core::run_with_progress(&scenario, &mut |p| {
+    let mut signal = None;
+    let report = py.detach(|| {
+        clos_core::run_with_progress(&scenario, &mut |p| {
+            Python::attach(|py| {
                 if let Some(f) = &progress {
-                    Python::attach(|py| {
-                        let args = (seconds(p.now), seconds(p.end), p.flows_done, p.flows, p.events);
-                        // A failing progress display must not abort the simulation.
-                        let _ = f.call1(py, args);
-                    });
+                    let args = (seconds(p.now), seconds(p.end), p.flows_done, p.flows, p.events);
+                    // A failing progress display must not abort the simulation.
+                    let _ = f.call1(py, args);
                 }
+                if let Err(e) = py.check_signals() {
+                    signal = Some(e);
+                    return false;
+                }
+                let cancelled = cancel.as_ref().is_some_and(|c| c.call_method0(py, "is_set").and_then(|v| v.extract::<bool>(py)).unwrap_or(false));
+                !cancelled
             })
         })
-        .map_err(to_py_err)?;
-    report_to_dict(py, report)
+    });
+    if let Some(e) = signal {
+        return Err(e);
+    }
+    report_to_dict(py, report.map_err(to_py_err)?)
 }
 
 /// The multicast control plane's statistical evaluation (`clos_core::multicast`,

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,21 +18,19 @@ from rich.text import Text
 
 from clos import build_info, extras, simulation
 from clos._core import ScenarioError
+from clos.cli import early_run
 from clos.cli.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
 from clos.cli.directory import app as directory_app
 from clos.cli.progress import RunProgress
 from clos.cli.schemes import schemes as known_schemes
-from clos.cli.tables import (
-    bench_table,
-    comparison_table,
-    run_table,
-    scaling_table,
-    sweep_stats_table,
-    sweep_table,
-)
-from clos.results.results import Results
 from clos.scenario import Scenario, describe, json_schema, located
-from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
+
+if TYPE_CHECKING:
+    from clos.results.results import Results
+
+# The terminal tables (`clos.cli.tables`), results and sweeps import polars, a quarter of a
+# second: each command imports them where it needs them, so that `clos run` can import them
+# while the core simulates (`clos.simulation.run`) and `clos validate` never does.
 
 app = typer.Typer(
     help="Packet-level simulator of Clos datacenter fabrics.",
@@ -110,13 +108,20 @@ def writable_folder(folder: Path) -> Path:
 
 
 def simulate(scenario: Scenario, quiet: bool) -> Results:
+    early = early_run.take(scenario.to_json())
+
+    def results(progress: RunProgress | None) -> Results:
+        if early is None:
+            return simulation.run(scenario, progress)
+        return simulation.results_of(lambda: early.output(progress))
+
     if quiet:
-        return simulation.run(scenario)
+        return results(None)
     with RunProgress(stderr, scenario.name) as progress:
-        results = simulation.run(scenario, progress)
-    if note := unfinished_note(scenario.name, results):
+        ran = results(progress)
+    if note := unfinished_note(scenario.name, ran):
         stderr.print(Text(note, style="yellow"))
-    return results
+    return ran
 
 
 def unfinished_note(name: str, results: Results) -> str | None:
@@ -186,6 +191,8 @@ def run(
         results.summary["run"] = {"overrides": list(overrides or []), "clos": build_info.describe()}
         folder = results.save(folder)
         if not quiet:
+            from clos.cli.tables import run_table
+
             stdout.print(run_table(loaded.name, results))
             stdout.print(f"saved to {folder}")
 
@@ -198,6 +205,8 @@ def compare_schemes(overrides: list[str], out: Path, quiet: bool) -> None:
         runs[scheme] = simulate(base.with_overrides([f"routing.scheme={scheme}"]), quiet)
         runs[scheme].save(out / scheme)
     if not quiet:
+        from clos.cli.tables import comparison_table
+
         stdout.print(comparison_table(runs, title=f"{base.name}: ecmp vs vlb"))
         stdout.print(f"saved to {out}/{{{','.join(DEFAULT_SCHEMES)}}}")
 
@@ -339,6 +348,9 @@ def sweep(
             "--workers sizes the local process pool; with --scheduler the cluster's workers run "
             "the simulations, so size the cluster instead"
         )
+    from clos.cli.tables import sweep_stats_table, sweep_table
+    from clos.sweep.sweep import RUNS_FOLDER, STATS_FILES, TABLE_FILES, run_sweep
+
     with reported_errors():
         result = run_sweep(
             spec,
@@ -395,6 +407,8 @@ def bench(
     ] = False,
 ) -> None:
     """Run the bundled benchmark scenarios one after another and report simulator speed."""
+    from clos.cli.tables import bench_table, scaling_table
+
     with reported_errors():
         runs = []
         for path in bench_files(only, SCALING if scaling else BENCH):

@@ -432,18 +432,21 @@ impl World {
     }
 
     /// `run`, pausing every `every` events to tell `report` how far it got (for progress bars; a
-    /// pause costs one comparison per event and changes nothing in the simulation).
-    pub fn run_with_progress(&mut self, every: u64, report: &mut dyn FnMut(&Progress)) -> Time {
+    /// pause costs one comparison per event and changes nothing in the simulation). `report`
+    /// returns whether to go on: `None` if it stopped the run (Ctrl-C), which then has no end.
+    pub fn run_with_progress(&mut self, every: u64, report: &mut dyn FnMut(&Progress) -> bool) -> Option<Time> {
         loop {
             self.pause_at = self.events.saturating_add(every.max(1));
             self.run_until(self.max_time);
             if self.events < self.pause_at || self.ended() {
                 break;
             }
-            report(&Progress { now: self.now, end: self.max_time, flows_done: self.flows_done, flows: self.flows.len(), events: self.events });
+            if !report(&Progress { now: self.now, end: self.max_time, flows_done: self.flows_done, flows: self.flows.len(), events: self.events }) {
+                return None;
+            }
         }
         self.pause_at = u64::MAX;
-        self.finish()
+        Some(self.finish())
     }
 
     /// End the run at the stop time: close the last, partial, time-series bin.
