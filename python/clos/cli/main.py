@@ -19,7 +19,15 @@ from rich.text import Text
 from clos import build_info, extras, simulation
 from clos._core import ScenarioError
 from clos.cli import early_run
-from clos.cli.bench import BENCH, SCALING, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES, bench_files
+from clos.cli.bench import (
+    BENCH,
+    SCALING,
+    TARGET_COMMAND_RATIO,
+    TARGET_CPU_SECONDS,
+    TARGET_PEAK_BYTES,
+    bench_files,
+    time_command,
+)
 from clos.cli.directory import app as directory_app
 from clos.cli.progress import RunProgress
 from clos.cli.schemes import schemes as known_schemes
@@ -405,11 +413,24 @@ def bench(
             "hosts (k = 8 to 32); a few minutes in all.",
         ),
     ] = False,
+    command: Annotated[
+        bool,
+        typer.Option(
+            "--command",
+            help="Time `clos run` of each benchmark end to end, as a new process (Python "
+            "start-up, parsing, saving), against the core's own wall time for the run.",
+        ),
+    ] = False,
 ) -> None:
     """Run the bundled benchmark scenarios one after another and report simulator speed."""
-    from clos.cli.tables import bench_table, scaling_table
+    from clos.cli.tables import bench_table, command_table, scaling_table
 
     with reported_errors():
+        if command:
+            files = bench_files(only, SCALING if scaling else BENCH)
+            timed = [(path.stem, *time_command(path)) for path in files]
+            stdout.print(command_table(timed, TARGET_COMMAND_RATIO))
+            return
         runs = []
         for path in bench_files(only, SCALING if scaling else BENCH):
             runs.append((path.stem, simulate(Scenario.load(path), quiet=False)))

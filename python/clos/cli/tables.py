@@ -253,6 +253,24 @@ def bench_table(
     return table
 
 
+def command_table(runs: Sequence[tuple[str, float, float]], targets: Mapping[str, float]) -> Table:
+    """`clos run` end to end against the core alone, per benchmark: (name, command s, core s)."""
+    table = Table(title="clos run, end to end")
+    table.add_column("name", no_wrap=True)
+    for header in ("command", "core", "command/core"):
+        table.add_column(header, justify="right")
+    table.add_column("target", no_wrap=True)
+    for name, command, core in runs:
+        ratio = command / core if core else None
+        limit = targets.get(name)
+        met = ratio is not None and limit is not None and ratio <= limit
+        target = _target(f"<= {limit}x", met) if limit is not None else Text(units.MISSING)
+        table.add_row(
+            name, units.duration(command), units.duration(core), units.ratio(ratio), target
+        )
+    return table
+
+
 SCALING_COLUMNS = ("hosts", "events", "CPU", "events/s", "ns/event", "peak mem")
 
 
