@@ -109,6 +109,8 @@ def test_deterministic_for_a_seed() -> None:
         ({"ra": 3}, "multicast.ra"),
         ({"groupz": 1}, "unknown field `groupz`"),
         ({"k": 7}, "multicast.k"),
+        ({"failover": [33]}, "multicast.failover"),  # k = 8 has 32 aggregation switches
+        ({"failover": [1], "groups": 0}, "multicast.failover"),
     ],
 )
 def test_bad_parameters_name_the_field(override: dict, field: str) -> None:
@@ -152,6 +154,7 @@ def test_every_multicast_run_is_accepted_by_the_core_at_both_scales() -> None:
                     "capacity_search": False,
                     "churn_events": 0,
                     "batching_joins": 0,
+                    "failover": [],
                 }
                 assert "population" in multicast_eval(params)
 
@@ -165,3 +168,18 @@ def test_capacity_limits_are_ordered() -> None:
     unicast = cap["with_unicast_edges"]["groups"]
     assert 0 < without <= with_la <= unicast
     assert cap["with_unicast_edges"]["unicast_rules_max"] >= 0
+
+
+def test_failover_from_none_failed_to_all_failed() -> None:
+    # Figure 8's section (failover.rs): with no aggregation switch down every receiver is reached
+    # at no stretch; with all 32 down nothing beyond a sender's own edge switch is reached, so
+    # no detour is taken and every group spanning two edge switches loses receivers.
+    out = run(aggregate="none", failover=[0, 4, 32])["failover"]
+    none, some, every = out["failed_0"], out["failed_4"], out["failed_32"]
+    assert none["stretch"]["max"] == 1.0 and none["groups_unreachable"] == 0
+    assert none["three_hop_detours"] == none["five_hop_detours"] == 0
+    assert every["stretch"]["max"] == 1.0 and every["three_hop_detours"] == 0
+    assert 0 < every["groups_unreachable"] <= 1 and every["unreachable"]["max"] == 1.0
+    # A few failures: some groups detour (an AB tree's three-hop detour, 8 hops for 6).
+    assert some["three_hop_detours"] > 0 and some["five_hop_detours"] == 0
+    assert 1.0 < some["stretch"]["max"] <= 8 / 6

@@ -13,12 +13,17 @@
 //! - **churn** (Table 2): `churn_events` joins and leaves over the groups, each group's share
 //!   proportional to its size, a fair coin for join or leave;
 //! - **batching** (Figure 7, §4.3.1): one group of a tenant spread over every host of
-//!   `batching_pods` pods; `batching_joins` joins at once, with and without batching.
+//!   `batching_pods` pods; `batching_joins` joins at once, with and without batching;
+//! - **failover** (Figure 8, §4.4): for each count `f` in `failover`, that many random
+//!   aggregation switches fail, and every group's route stretch and unreachable receivers under
+//!   local rerouting are counted from one member, drawn, as its sender (`failover.rs`); reported
+//!   under `failover.failed_<f>`.
 //!
 //! Results are deterministic for a given `seed`: every stage draws from its own stream.
 
 use super::assign::Assigner;
 use super::churn::{batch_updates, Footprint, Updates};
+use super::failover::{reach, Failures};
 use super::fat_tree::{FatTree, Wiring};
 use super::group_sizes::{check_min, SizeDist, TenantPicker};
 use super::meta_group::{aggregate, AggregationParams, LocalGroup};
@@ -83,6 +88,8 @@ pub struct Params {
     pub batching_joins: u32,
     pub batching_pods: u32,
     pub batching_trials: u32,
+    /// Counts of failed aggregation switches for the failover section (empty: skipped).
+    pub failover: Vec<u32>,
     pub seed: u64,
 }
 
@@ -118,6 +125,7 @@ impl Default for Params {
             batching_joins: 0,
             batching_pods: 8,
             batching_trials: 200,
+            failover: Vec::new(),
             seed: 1,
         }
     }
@@ -186,6 +194,12 @@ fn check(p: &Params) -> Result<()> {
     if p.batching_joins > 0 && (p.batching_pods == 0 || p.batching_pods > p.k || p.batching_trials == 0) {
         return Err(bad(field("batching_pods"), format!("1 to k = {} pods and at least one trial", p.k)));
     }
+    if let Some(&f) = p.failover.iter().find(|&&f| f > p.k * p.k / 2) {
+        return Err(bad(field("failover"), format!("{f} failed aggregation switches, but the fabric has k²/2 = {}", p.k * p.k / 2)));
+    }
+    if !p.failover.is_empty() && p.groups == 0 {
+        return Err(bad(field("failover"), "the failover section reroutes the groups section's groups: set groups above 0"));
+    }
     check_min(p.min_group_size, &field("min_group_size"))
 }
 
@@ -224,6 +238,7 @@ pub fn evaluate(p: &Params) -> Result<Value> {
     let mut capacity_rng = streams.stream();
     let mut churn_rng = streams.stream();
     let mut batching_rng = streams.stream();
+    let mut failover_rng = streams.stream();
 
     let total_vms: u64 = sizes.iter().map(|&s| s as u64).sum();
     let mut sorted = sizes.clone();
@@ -265,6 +280,10 @@ pub fn evaluate(p: &Params) -> Result<Value> {
         if p.churn_events > 0 {
             out["churn"] = churn(&world, &groups, p.churn_events, &mut churn_rng);
         }
+        if !p.failover.is_empty() {
+            let by_count = p.failover.iter().map(|&f| (format!("failed_{f}"), failover(&world, &groups, f, &mut failover_rng)));
+            out["failover"] = Value::Object(by_count.collect());
+        }
     }
     if p.capacity_search {
         world.tenant_hosts = placed;
@@ -275,6 +294,37 @@ pub fn evaluate(p: &Params) -> Result<Value> {
     }
     out["seconds"] = json!(start.elapsed().as_secs_f64());
     Ok(out)
+}
+
+/// Figure 8: `failed` random aggregation switches down; per group, from a member drawn as the
+/// sender, the mean stretch over the receivers reached and the share not reached.
+fn failover(world: &World, groups: &[Group], failed: u32, rng: &mut Stream) -> Value {
+    let f = Failures::draw(&world.tree, failed, rng);
+    let (mut stretch, mut lost) = (Vec::with_capacity(groups.len()), Vec::with_capacity(groups.len()));
+    let (mut three, mut five) = (0u64, 0u64);
+    for g in groups {
+        let sender = g.members[below(rng, g.members.len() as u64) as usize];
+        let r = reach(&world.tree, &world.part, &f, g.tree.partition, &g.members, sender, rng);
+        stretch.push(r.stretch);
+        lost.push(f64::from(r.unreachable) / f64::from(r.receivers.max(1)));
+        (three, five) = (three + u64::from(r.three_hop), five + u64::from(r.five_hop));
+    }
+    let n = groups.len().max(1) as f64;
+    let summary = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+        json!({"mean": v.iter().sum::<f64>() / n, "p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": at(1.0)})
+    };
+    json!({
+        "failed": failed,
+        "failed_fraction": f64::from(failed) / f64::from(world.tree.aggrs()),
+        "groups_stretched": stretch.iter().filter(|&&s| s > 1.0).count() as f64 / n,
+        "groups_unreachable": lost.iter().filter(|&&u| u > 0.0).count() as f64 / n,
+        "stretch": summary(&mut stretch),
+        "unreachable": summary(&mut lost),
+        "three_hop_detours": three,
+        "five_hop_detours": five,
+    })
 }
 
 fn group_stats(world: &World, groups: &[Group]) -> Value {

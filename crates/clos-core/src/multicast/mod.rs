@@ -11,7 +11,9 @@
 //! - [`meta_group`]: local aggregation into meta-groups, Algorithm 2 and Eq. 6 (§3.2);
 //! - [`churn`]: join/leave updates per event and layer, with and without batching (§4.3);
 //! - [`tenants`], [`placement`], [`group_sizes`]: the evaluation's population (§4.1);
-//! - [`evaluation`]: the statistical evaluation of §4.2-4.3 (`clos reproduce multicast`);
+//! - [`failover`]: route stretch and reachability under aggregation-switch failures with local
+//!   rerouting, counted (§3.3.1, §4.4, Figure 8);
+//! - [`evaluation`]: the statistical evaluation of §4.2-4.4 (`clos reproduce multicast`);
 //! - [`spec`]: the scenario's `[multicast]` table (groups and the control plane's parameters);
 //! - [`fabric`]: the trees on the packet simulator's fat tree, replication, location-tagged
 //!   detours and reconstruction after failures (§2.3, §3.3), which `sim/multicast.rs` runs;
@@ -27,6 +29,7 @@ pub mod churn;
 pub mod delivery;
 pub mod evaluation;
 pub mod fabric;
+pub mod failover;
 pub mod fat_tree;
 pub mod group_sizes;
 pub mod meta_group;
