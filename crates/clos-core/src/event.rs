@@ -42,8 +42,9 @@ pub enum Event {
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).
     Tick,
-    /// `switch`'s oldest message of load-balancer rules is written (`control::rewrites`; void
-    /// if `generation` is old).
+    /// `switch` has written message `generation` of load-balancer rules (`control::rewrites`;
+    /// void unless it is still the switch's oldest: not voided by a routing change, nor dropped
+    /// by coalescing).
     RulesInstalled { switch: u32, generation: u32 },
     /// Sample every switch port's queue length (`output.queue_interval`).
     QueueSample,

@@ -616,6 +616,12 @@ impl Scenario {
         }
         if let Some(c) = &mut self.convergence {
             c.normalize()?;
+            if c.coalesce.is_some() && !matches!(self.routing.scheme, Scheme::Localflow | Scheme::LocalflowNs) {
+                return Err(bad(
+                    "convergence.coalesce",
+                    "applies to LocalFlow's rule rewrites only; set routing.scheme = \"localflow\" (or \"localflow-ns\") or remove it",
+                ));
+            }
         }
         if !self.failures.is_empty() {
             crate::failures::resolve(&self.failures, &self.topology.build()?, self.seed)?;
