@@ -96,6 +96,9 @@ pub enum DirectoryEvent {
     Report { msg: u32 },
     /// The directory's correction (message `msg`) reaches the sender's agent.
     Correction { msg: u32 },
+    /// `[directory] channel`: push `push`'s message to its target `target & 0x7fff_ffff` is
+    /// written (the top bit: a two-phase or per-flow flip; `directory::push`).
+    PushWritten { push: u32, target: u32 },
 }
 
 /// An event as the calendar stores it, in eight bytes (`EventQueue::pack`). A packet's arrival,

@@ -789,6 +789,12 @@ impl Scenario {
         }
         if let Some(d) = self.directory.as_mut() {
             d.normalize(&self.topology.build()?, stop, limit)?;
+            if d.channel && !self.convergence.as_ref().is_some_and(|c| c.mode == crate::failures::ConvergenceMode::Controller) {
+                return Err(bad(
+                    "directory.channel",
+                    "needs [convergence] mode = \"controller\", whose latency, rule_rate and update strategy time the push; add it or remove directory.channel",
+                ));
+            }
         }
         memory::guard(self)
     }
