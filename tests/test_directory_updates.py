@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import clos
 from clos.cli.main import app
+from clos.results.report import write_report
 from clos.scenario import Scenario
 
 STRATEGIES = ("unordered", "two-phase", "per-flow")
@@ -122,3 +123,13 @@ def test_the_documented_experiment_prints_its_table(tmp_path, capsys):
     rows = [r for r in printed.splitlines() if r.startswith("| ") and "|---" not in r]
     assert len(rows) == 1 + len(module.RUNS) * len(module.COMMITS)
     assert (tmp_path / "migration-updates.md").read_text().strip() == printed.strip()
+
+
+def test_the_report_shows_the_push(tmp_path):
+    results = clos.run("vm-migration-two-phase")
+    text = write_report(results.save(tmp_path / "run")).read_text()
+    assert "Directory: mappings pushed through the control channel" in text
+    assert "two_phase" in text
+    plain = clos.run("vm-migration")
+    text = write_report(plain.save(tmp_path / "plain")).read_text()
+    assert "pushed through the control channel" not in text
