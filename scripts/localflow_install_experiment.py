@@ -13,7 +13,9 @@ channel (`[convergence] mode = "controller"`) at a finite rate per switch. Two w
 Runs: LocalFlow without the channel (rules in force at each round, as in the paper), the
 channel with no latency and writes under a picosecond ("instant": the same run, bit for bit),
 then 1000, 600 and 100 rules/s with no latency (LocalFlow's loop runs on the switch) and 1000
-rules/s behind a 2.5 ms controller round trip; ECMP is the reference a scheduler must beat.
+rules/s behind a 2.5 ms controller round trip; 600 and 100 rules/s with backlogged switches
+coalescing to the newest round (`convergence.coalesce`), and 600 rules/s into tables of 16
+per-flow rules; ECMP is the reference a scheduler must beat.
 Prints the tables docs/updates.md holds and draws docs/images/updates-localflow.png.
 
     .venv/bin/python scripts/localflow_install_experiment.py            # about 2 minutes
@@ -37,6 +39,7 @@ IMAGES = ROOT / "docs" / "images"
 SCENARIO = ROOT / "python" / "clos" / "data" / "experiments" / "localflow" / "permutation.toml"
 INTERVAL = "10ms"
 CHANNEL = "convergence.mode=controller"
+COALESCE = "convergence.coalesce=true"
 # Name, overrides. "instant": no latency, and 1e15 rules/s writes a message of up to 499 rules in
 # under half a picosecond, which rounds to no time at all.
 RUNS = {
@@ -46,6 +49,15 @@ RUNS = {
     "600/s": [CHANNEL, "convergence.latency=0s", "convergence.rule_rate=600"],
     "100/s": [CHANNEL, "convergence.latency=0s", "convergence.rule_rate=100"],
     "1000/s + 2.5 ms": [CHANNEL, "convergence.latency=2.5ms", "convergence.rule_rate=1000"],
+    # A backlogged switch drops queued rounds for the newest; a table of 16 per-flow rules.
+    "600/s coalesced": [CHANNEL, "convergence.latency=0s", "convergence.rule_rate=600", COALESCE],
+    "100/s coalesced": [CHANNEL, "convergence.latency=0s", "convergence.rule_rate=100", COALESCE],
+    "600/s, table 16": [
+        CHANNEL,
+        "convergence.latency=0s",
+        "convergence.rule_rate=600",
+        "convergence.table_size=16",
+    ],
 }
 POISSON = ["workload.kind=poisson", "workload.cdf=websearch_dctcp", "workload.load=0.5"]
 # Size classes (bytes): [lo, hi).
@@ -96,13 +108,15 @@ def fct_by_class(r: clos.Results) -> dict[str, tuple[float, float, int]]:
 def install_cells(r: clos.Results) -> list[str]:
     i = install(r)
     if i is None:
-        return ["-"] * 5
+        return ["-"] * 7
     return [
         f"{i['rules_per_interval']:.1f}",
         f"{i['rules_per_message_max']}",
         f"{i['backlogged_messages']:,} / {i['messages']:,}",
         f"{i['backlogged_intervals']} / {i['intervals']}",
         f"{i['install_delay_mean_ms']:.1f} / {i['install_delay_max_ms']:.1f} ms",
+        f"{i['rules_superseded']:,} ({i['coalesced_messages']:,})",
+        f"{i['rules_refused']:,} ({len(i['table_overflows'])})",
     ]
 
 
@@ -110,8 +124,8 @@ def tables(runs: dict[str, dict[str, clos.Results]]) -> str:
     lines = [
         "| permutation | goodput (Gb/s) | x no channel | rules per interval | most rules, one switch "
         "and interval | messages backlogged | intervals backlogged | decision to installed "
-        "(mean / max) |",
-        "|---|---|---|---|---|---|---|---|",
+        "(mean / max) | rules superseded (messages coalesced) | rules refused (switches) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     perm = runs["permutation"]
     ref = perm["no channel"].get("goodput", "aggregate_bps")
@@ -124,13 +138,14 @@ def tables(runs: dict[str, dict[str, clos.Results]]) -> str:
         "",
         "| web search, 50% load | "
         + " | ".join(f"{c}: mean / p99 (n)" for c in CLASSES)
-        + " | rules per interval | messages backlogged | decision to installed (mean / max) |",
-        "|---|" + "---|" * (len(CLASSES) + 3),
+        + " | rules per interval | messages backlogged | decision to installed (mean / max) "
+        "| rules superseded (messages coalesced) | rules refused (switches) |",
+        "|---|" + "---|" * (len(CLASSES) + 5),
     ]
     for name, r in runs["poisson"].items():
         cells = [f"{m:.2f} / {p:.1f} ms ({n})" for m, p, n in fct_by_class(r).values()]
         i = install_cells(r)
-        lines.append("| " + " | ".join([name, *cells, i[0], i[2], i[4]]) + " |")
+        lines.append("| " + " | ".join([name, *cells, i[0], i[2], i[4], i[5], i[6]]) + " |")
     return "\n".join(lines)
 
 

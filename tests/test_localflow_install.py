@@ -64,6 +64,51 @@ def test_a_rate_too_low_for_the_interval_backs_up_and_changes_the_run():
     assert slow["goodput"]["aggregate_bps"] != base["goodput"]["aggregate_bps"]
 
 
+CHANNEL = ["stop=100ms", "convergence.mode=controller", "convergence.latency=0s"]
+
+
+def test_the_table_limit_refuses_rules_and_counts_them_per_switch():
+    """A table as large as the most rules any switch held without a limit changes nothing (bit
+    for bit); one rule smaller, the fullest switches refuse rules: no switch holds more than
+    the table, and the per-switch refusals add up to the total."""
+    free = run(*CHANNEL, "convergence.rule_rate=1000")
+    peak = free["load_balancer"]["install"]["peak_rules_one_switch"]
+    assert peak > 1 and free["load_balancer"]["install"]["rules_refused"] == 0
+    exact = run(*CHANNEL, "convergence.rule_rate=1000", f"convergence.table_size={peak}")
+    assert exact["goodput"] == free["goodput"]
+    assert exact["load_balancer"]["install"]["table_overflows"] == []
+    tight = run(*CHANNEL, "convergence.rule_rate=1000", f"convergence.table_size={peak - 1}")
+    i = tight["load_balancer"]["install"]
+    assert i["peak_rules_one_switch"] == peak - 1
+    assert i["rules_refused"] > 0 and i["switch_intervals_over_table"] > 0
+    per_switch = i["table_overflows"]
+    assert sum(o["rules_refused"] for o in per_switch) == i["rules_refused"]
+    assert sum(o["intervals_full"] for o in per_switch) == i["switch_intervals_over_table"]
+    assert all(o["intervals_full"] <= i["intervals"] for o in per_switch)
+    p = tight["packets"]
+    assert p["sent"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
+def test_a_backlogged_switch_coalesces_to_the_newest_round():
+    """At 100 rules/s (a rule per 10 ms interval) switches fall behind: coalescing drops queued
+    rounds unwritten, so fewer rules are written and the rules in force are younger. With no
+    backlog (1e15 rules/s) there is nothing to coalesce and the run is the same bit for bit."""
+    queued = run(*CHANNEL, "convergence.rule_rate=100")["load_balancer"]["install"]
+    newest = run(*CHANNEL, "convergence.rule_rate=100", "convergence.coalesce=true")[
+        "load_balancer"
+    ]["install"]
+    assert queued["coalesced_messages"] == 0 and newest["coalesced_messages"] > 0
+    assert newest["rules_superseded"] > 0
+    assert newest["install_delay_mean_ms"] < queued["install_delay_mean_ms"]
+    assert newest["install_delay_max_ms"] < queued["install_delay_max_ms"]
+    fast = run(*CHANNEL, "convergence.rule_rate=1e15")
+    fast_c = run(*CHANNEL, "convergence.rule_rate=1e15", "convergence.coalesce=true")
+    assert fast_c["load_balancer"]["install"].pop("coalesce") is True
+    assert fast["load_balancer"]["install"].pop("coalesce") is False
+    assert fast_c["load_balancer"] == fast["load_balancer"]
+    assert fast_c["goodput"] == fast["goodput"]
+
+
 def load_experiment():
     script = ROOT / "scripts" / "localflow_install_experiment.py"
     spec = importlib.util.spec_from_file_location("localflow_install_experiment", script)

@@ -187,6 +187,7 @@ def test_the_report_says_which_flows_kept_their_version(tmp_path: Path):
             "convergence.flow_timeout=1ms",
             'convergence.flow_timeout: applies to update = "per_flow"',
         ),
+        ("convergence.coalesce=true", "convergence.coalesce: applies to LocalFlow's rule rewrites"),
     ],
 )
 def test_input_errors_name_the_field(override: str, says: str):

@@ -42,8 +42,9 @@ pub enum Event {
     ShimFlush { flow: u32, gen: u32 },
     /// The load balancer's periodic control loop (LocalFlow).
     Tick,
-    /// `switch`'s oldest message of load-balancer rules is written (`control::rewrites`; void
-    /// if `generation` is old).
+    /// `switch` has written message `generation` of load-balancer rules (`control::rewrites`;
+    /// void unless it is still the switch's oldest: not voided by a routing change, nor dropped
+    /// by coalescing).
     RulesInstalled { switch: u32, generation: u32 },
     /// Sample every switch port's queue length (`output.queue_interval`).
     QueueSample,
@@ -95,6 +96,9 @@ pub enum DirectoryEvent {
     Report { msg: u32 },
     /// The directory's correction (message `msg`) reaches the sender's agent.
     Correction { msg: u32 },
+    /// `[directory] channel`: push `push`'s message to its target `target & 0x7fff_ffff` is
+    /// written (the top bit: a two-phase or per-flow flip; `directory::push`).
+    PushWritten { push: u32, target: u32 },
 }
 
 /// An event as the calendar stores it, in eight bytes (`EventQueue::pack`). A packet's arrival,

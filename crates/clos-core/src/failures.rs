@@ -147,6 +147,11 @@ pub struct ConvergenceSpec {
     /// (default 1s, OpenFlow's shortest idle timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_timeout: Option<Duration>,
+    /// Controller, LocalFlow's rewrites: a switch still writing an earlier round's rules when a
+    /// newer round's arrive drops the older rounds it has not begun, unwritten, and writes the
+    /// newest decisions instead (default false: every round is written in turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce: Option<bool>,
 }
 
 impl ConvergenceSpec {
@@ -159,6 +164,7 @@ impl ConvergenceSpec {
             table_size: self.table_size.expect("normalised"),
             drain: self.drain.map_or(0, |d| d.0),
             flow_timeout: self.flow_timeout.map_or(0, |d| d.0),
+            coalesce: self.coalesce == Some(true),
         }
     }
 
@@ -381,6 +387,7 @@ fn reject_controller_fields(c: &ConvergenceSpec) -> Result<()> {
         ("table_size", c.table_size.is_some()),
         ("drain", c.drain.is_some()),
         ("flow_timeout", c.flow_timeout.is_some()),
+        ("coalesce", c.coalesce.is_some()),
     ];
     if let Some((name, _)) = given.iter().find(|g| g.1) {
         return Err(bad(format!("convergence.{name}"), "applies to mode = \"controller\" only; add mode = \"controller\" or remove it"));

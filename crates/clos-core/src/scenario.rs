@@ -616,6 +616,12 @@ impl Scenario {
         }
         if let Some(c) = &mut self.convergence {
             c.normalize()?;
+            if c.coalesce.is_some() && !matches!(self.routing.scheme, Scheme::Localflow | Scheme::LocalflowNs) {
+                return Err(bad(
+                    "convergence.coalesce",
+                    "applies to LocalFlow's rule rewrites only; set routing.scheme = \"localflow\" (or \"localflow-ns\") or remove it",
+                ));
+            }
         }
         if !self.failures.is_empty() {
             crate::failures::resolve(&self.failures, &self.topology.build()?, self.seed)?;
@@ -783,6 +789,12 @@ impl Scenario {
         }
         if let Some(d) = self.directory.as_mut() {
             d.normalize(&self.topology.build()?, stop, limit)?;
+            if d.channel && !self.convergence.as_ref().is_some_and(|c| c.mode == crate::failures::ConvergenceMode::Controller) {
+                return Err(bad(
+                    "directory.channel",
+                    "needs [convergence] mode = \"controller\", whose latency, rule_rate and update strategy time the push; add it or remove directory.channel",
+                ));
+            }
         }
         memory::guard(self)
     }

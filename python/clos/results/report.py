@@ -212,6 +212,7 @@ def _details(run: SavedRun) -> list[str]:
         ),
         *_split_jain(run),
         *_migrations(run),
+        *_pushes(run),
         *_detail(
             "Services",
             run.get("services"),
@@ -364,6 +365,36 @@ def _migrations(run: SavedRun) -> list[str]:
         "converges when the directory's correction arrives, which needs the update committed "
         "first. First delivery: the first packet to reach the VM at its new server. Stale at "
         "end: cached mappings never used again, so never corrected (docs/directory.md).",
+    )
+
+
+def _pushes(run: SavedRun) -> list[str]:
+    """`directory.channel`: each migration's new mapping pushed to the agents through the control
+    channel (docs/updates.md, "The VM migration through the channel")."""
+    d = units.duration
+    moves = run.get("directory", "migrations")
+    rows = (
+        [m for m in moves if isinstance(m, dict) and "push" in m] if isinstance(moves, list) else []
+    )
+    return _detail(
+        "Directory: mappings pushed through the control channel",
+        rows,
+        [
+            ("AA", _text("aa")),
+            ("strategy", _text("push", "update")),
+            ("agents", _get(units.count, "push", "agents")),
+            ("sent (commit)", _get(d, "push", "sent_s")),
+            ("all on new mapping", _get(d, "push", "completed_s")),
+            ("old rules removed", _get(d, "push", "old_rules_removed_s")),
+            ("rules written", _get(units.count, "push", "rules_written")),
+            ("peak rules", _get(units.count, "push", "peak_rules")),
+            ("flows kept on old", _get(units.count, "push", "flows_kept_on_old_mapping")),
+            ("sent to old place", _get(units.count, "stale_sends")),
+            ("last sent there", _get(d, "last_stale_send_s")),
+        ],
+        "Times after the move. The directory pushes the new mapping to every agent that maps "
+        "the AA elsewhere when its update commits; ToRs report nothing meanwhile "
+        "(docs/updates.md).",
     )
 
 

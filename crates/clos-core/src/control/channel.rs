@@ -40,6 +40,12 @@ impl Channel {
         (rules as f64 * self.per_rule).round() as Time
     }
 
+    /// Switch `s` is free again from `at`: the messages it was to write after then were dropped
+    /// unwritten (a backlogged switch coalescing to the newest round, `control::rewrites`).
+    pub fn free_from(&mut self, s: usize, at: Time) {
+        self.busy_until[s] = at;
+    }
+
     /// Send switch `s` a message of `rules` rules at `sent`.
     pub fn send(&mut self, s: usize, sent: Time, rules: u64) -> Delivery {
         let start = (sent + self.one_way).max(self.busy_until[s]);

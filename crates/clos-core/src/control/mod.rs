@@ -68,4 +68,7 @@ pub struct Settings {
     /// Per-flow: a flow idle this long at its ingress switch is over (the old rules' soft
     /// timeout).
     pub flow_timeout: Time,
+    /// LocalFlow's rewrites: a backlogged switch drops queued older rounds for the newest
+    /// (`rewrites`).
+    pub coalesce: bool,
 }

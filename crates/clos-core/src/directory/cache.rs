@@ -92,6 +92,19 @@ impl AgentCaches {
         (e, Some(found))
     }
 
+    /// The flow directions (flow, 0: data or 1: ACKs) that use entry `e`.
+    pub fn flows_using(&self, e: u32) -> Vec<(u32, usize)> {
+        let mut out = Vec::new();
+        for (f, dirs) in self.flow_entry.iter().enumerate() {
+            for (d, &x) in dirs.iter().enumerate() {
+                if x == e {
+                    out.push((f as u32, d));
+                }
+            }
+        }
+        out
+    }
+
     /// Entries of `agent` for `aa` (one with a shared cache, one per flow direction without).
     pub fn of(&self, agent: u32, aa: u32) -> Vec<u32> {
         if self.shared {

@@ -20,11 +20,16 @@
 //!   mapping corrects nothing). A report and its correction are one exchange with a directory
 //!   server, timed like a lookup, half each way. Flows keep their TCP state across the move.
 //!
+//! - **Through the control channel** (`channel = true`, [`push`]): at the update's commit the
+//!   directory pushes the new mapping to the agents that hold the old one, as rules, under the
+//!   `[convergence]` update strategy; ToRs then report nothing.
+//!
 //! Nothing here runs unless a scenario has a `[directory]` table: the simulator's hooks are one
 //! `Option` test each (`sim/directory.rs`).
 
 pub mod cache;
 pub mod latency;
+pub mod push;
 pub mod spec;
 
 use crate::event::{Event, EventQueue};
@@ -92,6 +97,8 @@ struct Move {
     first_delivery: Option<Time>,
     /// Entries still stale when a later move of the same AA superseded this one.
     stale_caches_at_end: Option<u64>,
+    /// Its push through the control channel (`channel = true`), by index.
+    push: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -131,11 +138,19 @@ pub struct Directory {
     stats: Stats,
     /// Each lookup's wait, from its request to its answer.
     waits: Vec<Time>,
+    /// `channel = true`: the pushes of new mappings through the control channel.
+    push: Option<Box<push::Pushes>>,
+    /// Per-flow pushes: each flow direction's last packet, and the directions kept on an old
+    /// mapping (and how many are).
+    last_sent: Vec<[Time; 2]>,
+    pins: Vec<[Option<push::Pin>; 2]>,
+    pinned: usize,
 }
 
 impl Directory {
     /// The model for a normalised `spec`; schedules the migrations.
-    pub fn new(spec: &DirectorySpec, topo: &Topology, rng: Stream, queue: &mut EventQueue) -> Directory {
+    /// `control`: the control channel's settings, when the mappings go through it.
+    pub fn new(spec: &DirectorySpec, topo: &Topology, rng: Stream, queue: &mut EventQueue, control: Option<&crate::control::Settings>) -> Directory {
         let network_rtt = spec.network_rtt.expect("normalised").0;
         let n = topo.n_hosts as u32;
         let host = |p: Place| match p {
@@ -168,6 +183,7 @@ impl Directory {
                 converged: None,
                 first_delivery: None,
                 stale_caches_at_end: None,
+                push: None,
             })
             .collect();
         for (i, m) in moves.iter().enumerate() {
@@ -191,6 +207,10 @@ impl Directory {
             moves,
             stats: Stats::default(),
             waits: Vec::new(),
+            push: control.map(|c| Box::new(push::Pushes::new(c, n as usize))),
+            last_sent: Vec::new(),
+            pins: Vec::new(),
+            pinned: 0,
         }
     }
 
@@ -226,7 +246,20 @@ impl Directory {
             self.stats.held_packets += 1;
             return AtAgent::Hold { entry: e, from };
         }
-        if entry.server != self.loc[dst as usize] {
+        let server = entry.server;
+        if self.push.is_some() {
+            if let Some(to) = self.per_flow_send(now, flow, ack as usize) {
+                let m = self.current_move[dst as usize];
+                if to != self.loc[dst as usize] && m != NONE {
+                    let mv = &mut self.moves[m as usize];
+                    mv.stale_sends += 1;
+                    mv.last_stale_send = Some(now);
+                }
+                return AtAgent::Send { from, to };
+            }
+        }
+        let entry = &mut self.caches.entries[e as usize];
+        if server != self.loc[dst as usize] {
             let m = self.current_move[dst as usize];
             if m != NONE {
                 let mv = &mut self.moves[m as usize];
@@ -239,7 +272,35 @@ impl Directory {
                 }
             }
         }
-        AtAgent::Send { from, to: entry.server }
+        AtAgent::Send { from, to: server }
+    }
+
+    /// Per-flow pushes: note the flow direction's packet; if it is kept on an old mapping and
+    /// has not idled `flow_timeout`, the server it still goes to.
+    fn per_flow_send(&mut self, now: Time, flow: u32, dir: usize) -> Option<u32> {
+        let p = self.push.as_deref_mut().expect("called with pushes");
+        if p.strategy != crate::control::UpdateStrategy::PerFlow {
+            return None;
+        }
+        let f = flow as usize;
+        if f >= self.last_sent.len() {
+            self.last_sent.resize(f + 1, [Time::MAX; 2]);
+            self.pins.resize(f + 1, [None; 2]);
+        }
+        self.last_sent[f][dir] = now;
+        if self.pinned == 0 {
+            return None;
+        }
+        let pin = self.pins[f][dir].as_mut()?;
+        if now - pin.last >= p.flow_timeout {
+            self.pins[f][dir] = None;
+            self.pinned -= 1;
+            return None;
+        }
+        pin.last = now;
+        let push = &mut p.pushes[pin.push as usize];
+        push.last_old_send = Some(now);
+        Some(pin.server)
     }
 
     /// Packet `h` waits in `entry` for its lookup.
@@ -313,6 +374,9 @@ impl Directory {
         if self.messages.iter().any(|r| r.live && r.tor == tor && r.agent == sender && r.aa == aa) {
             return None;
         }
+        if self.push.is_some() {
+            return None; // the push through the control channel corrects the senders
+        }
         mv.reports += 1;
         self.stats.reports += 1;
         let exchange = self.lookup.sample(&mut self.rng);
@@ -357,7 +421,7 @@ impl Directory {
         match e {
             DirectoryEvent::LookupDone { .. } => unreachable!("handled by the simulator"),
             DirectoryEvent::Migrate { index } => self.migrate(queue, now, index),
-            DirectoryEvent::UpdateCommitted { index } => self.commit(now, index),
+            DirectoryEvent::UpdateCommitted { index } => self.commit(queue, now, index),
             DirectoryEvent::Report { msg } => {
                 let r = &mut self.messages[msg as usize];
                 let (aa, m) = (r.aa as usize, self.current_move[r.aa as usize] as usize);
@@ -375,6 +439,7 @@ impl Directory {
                     queue.schedule(now + r.back, Event::Directory(DirectoryEvent::Correction { msg }));
                 }
             }
+            DirectoryEvent::PushWritten { push, target } => self.push_written(queue, now, push, target),
             DirectoryEvent::Correction { msg } => {
                 let r = self.messages[msg as usize];
                 self.messages[msg as usize].live = false;
@@ -407,13 +472,13 @@ impl Directory {
         let u = self.update.sample(&mut self.rng);
         self.moves[i].update_latency = Some(u);
         if u == 0 {
-            self.commit(now, index);
+            self.commit(queue, now, index);
         } else {
             queue.schedule(now + u, Event::Directory(DirectoryEvent::UpdateCommitted { index }));
         }
     }
 
-    fn commit(&mut self, now: Time, index: u32) {
+    fn commit(&mut self, queue: &mut EventQueue, now: Time, index: u32) {
         let mv = &mut self.moves[index as usize];
         mv.committed = Some(now);
         let aa = mv.aa as usize;
@@ -421,7 +486,76 @@ impl Directory {
         if self.mapping_move[aa] == NONE || self.mapping_move[aa] < index {
             self.mapping_move[aa] = index;
             self.mapping[aa] = mv.to;
+            if self.push.is_some() {
+                self.start_push(queue, now, index);
+            }
         }
+    }
+
+    /// Migration `index`'s update committed: push the new mapping to every agent that maps the
+    /// AA elsewhere (in the order their entries were made).
+    fn start_push(&mut self, queue: &mut EventQueue, now: Time, index: u32) {
+        let (aa, to) = (self.moves[index as usize].aa, self.moves[index as usize].to);
+        let mut targets: Vec<(u32, Vec<u32>)> = Vec::new();
+        for (e, entry) in self.caches.entries.iter().enumerate() {
+            if entry.aa != aa || entry.server == NONE || entry.server == to {
+                continue;
+            }
+            match targets.iter_mut().find(|t| t.0 == entry.agent) {
+                Some(t) => t.1.push(e as u32),
+                None => targets.push((entry.agent, vec![e as u32])),
+            }
+        }
+        let p = self.push.as_deref_mut().expect("pushing");
+        let (i, due) = p.start(now, index, to, targets);
+        self.moves[index as usize].push = Some(i);
+        for (at, push, target, phase) in due {
+            queue.schedule(at, Event::Directory(DirectoryEvent::PushWritten { push, target: target | (phase as u32) << 31 }));
+        }
+    }
+
+    /// A push's message to one agent is written: in place (unordered, ordered), the agent maps
+    /// the AA anew; staged (two-phase, per-flow), the controller may flip; a flip, the agent
+    /// stamps new packets with the new mapping (per-flow: flows that sent within
+    /// `flow_timeout` keep the old one until they idle that long).
+    fn push_written(&mut self, queue: &mut EventQueue, now: Time, i: u32, target: u32) {
+        let (t, flip) = ((target & 0x7fff_ffff) as usize, target >> 31 == 1);
+        let p = self.push.as_deref_mut().expect("pushing");
+        let strategy = p.strategy;
+        if strategy.tagged() && !flip {
+            for (at, push, target, _) in p.staged(i, now) {
+                queue.schedule(at, Event::Directory(DirectoryEvent::PushWritten { push, target: target | 1 << 31 }));
+            }
+            return;
+        }
+        let push = &p.pushes[i as usize];
+        let (mv, to, entries) = (push.mv, push.to, push.targets[t].1.clone());
+        let current = self.mapping_move[self.moves[mv as usize].aa as usize] == mv;
+        let timeout = p.flow_timeout;
+        let mut kept = 0;
+        for &e in &entries {
+            if !current || self.caches.entries[e as usize].server == NONE {
+                continue;
+            }
+            if strategy == crate::control::UpdateStrategy::PerFlow {
+                let old = self.caches.entries[e as usize].server;
+                for (f, d) in self.caches.flows_using(e) {
+                    let last = self.last_sent.get(f as usize).map_or(Time::MAX, |l| l[d]);
+                    if last != Time::MAX && now - last < timeout {
+                        if self.pins[f as usize][d].is_none() {
+                            self.pinned += 1;
+                        }
+                        self.pins[f as usize][d] = Some(push::Pin { server: old, last, push: i });
+                        kept += 1;
+                    }
+                }
+            }
+            self.expire_from(e, now);
+            self.set_mapping(e, to, now, false);
+        }
+        let p = self.push.as_deref_mut().expect("pushing");
+        p.pushes[i as usize].flows_kept += kept;
+        p.flipped(i, now);
     }
 
     /// Cache entries that map `aa` somewhere it is not.
@@ -449,7 +583,7 @@ impl Directory {
                     (true, true) => Some(self.stale_entries(m.aa)),
                     (true, false) => m.stale_caches_at_end,
                 };
-                json!({
+                let mut v = json!({
                     "aa": m.aa,
                     "at_s": seconds(m.at),
                     "happened": started,
@@ -475,7 +609,11 @@ impl Directory {
                     "senders_converged_s": if m.stale_senders_left == 0 { since(m, m.converged.or(started.then_some(m.at))) } else { None },
                     "first_delivery_s": since(m, m.first_delivery),
                     "stale_caches_at_end": stale_at_end,
-                })
+                });
+                if let (Some(p), Some(i)) = (self.push.as_deref(), m.push) {
+                    v["push"] = push_summary(p, &p.pushes[i as usize], m.at);
+                }
+                v
             })
             .collect();
         let s = &self.stats;
@@ -483,7 +621,7 @@ impl Directory {
             LatencySpec::Measured => Value::from(d.source),
             LatencySpec::Fixed(_) => Value::Null,
         };
-        json!({
+        let mut out = json!({
             "lookup_latency": Value::from(self.spec.lookup_latency),
             "lookup_latency_source": latency_source(self.spec.lookup_latency, LOOKUP),
             "update_latency": Value::from(self.spec.update_latency),
@@ -506,8 +644,35 @@ impl Directory {
             "corrections": s.corrections,
             "corrections_applied": s.corrections_applied,
             "migrations": moves,
-        })
+        });
+        if let Some(p) = self.push.as_deref() {
+            out["channel"] = Value::from(p.strategy.name());
+        }
+        out
     }
+}
+
+/// A migration's push through the control channel (`channel = true`), for the summary; times
+/// from the move (`at`).
+fn push_summary(p: &push::Pushes, u: &push::Push, at: Time) -> Value {
+    let since = |t: Option<Time>| t.map(|t| seconds(t - at));
+    let removed = match p.strategy {
+        crate::control::UpdateStrategy::PerFlow => p.per_flow_removed(u),
+        crate::control::UpdateStrategy::TwoPhase => u.removed,
+        _ => u.completed,
+    };
+    json!({
+        "update": p.strategy.name(),
+        "agents": u.targets.len(),
+        "sent_s": since(Some(u.sent)),
+        "completed_s": since(u.completed),
+        "time_to_complete_s": u.completed.map(|t| seconds(t - u.sent)),
+        "old_rules_removed_s": since(removed),
+        "rules_written": u.rules_written,
+        "peak_rules": u.peak_rules,
+        "flows_kept_on_old_mapping": u.flows_kept,
+        "last_old_mapping_send_s": since(u.last_old_send),
+    })
 }
 
 #[cfg(test)]

@@ -37,6 +37,11 @@ pub struct DirectorySpec {
     /// A cached mapping older than this is refreshed in the background when next used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_ttl: Option<Duration>,
+    /// A migration's new mapping reaches the agents as rules through the control channel of
+    /// `[convergence] mode = "controller"` (its `latency`, `rule_rate` and `update` strategy)
+    /// instead of by the ToRs' reports and the directory's corrections (docs/updates.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub channel: bool,
     /// VM migrations: an AA moves to a server under another ToR.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub migrations: Vec<MigrationSpec>,

@@ -36,7 +36,9 @@
 //!
 //! With `[convergence] mode = "controller"` the rules a round decides travel through the control
 //! channel and take effect when written (`control::rewrites`, docs/updates.md); without it they
-//! take effect at the round, as in the paper's simulations.
+//! take effect at the round, as in the paper's simulations. The channel's tables hold at most
+//! `table_size` rules per switch: rules placed keep their places, new flows take what is left in
+//! the order they were first seen, and flows refused a rule stay on ECMP.
 
 use super::ecmp::Ecmp;
 use super::params::{RoutingSpec, SplitBy};
@@ -118,15 +120,17 @@ impl LocalFlow {
     }
 
     /// Write each round's rules through a control channel: `latency` round trip, `rule_rate`
-    /// rules per second per switch, tables of `table_size` counted.
-    pub fn use_control_channel(&mut self, latency: Time, rule_rate: f64, table_size: u64) {
-        self.rewrites = Some(Box::new(Rewrites::new(latency, rule_rate, table_size, self.switches.len())));
+    /// rules per second per switch, tables of `table_size` enforced, backlogged switches
+    /// coalescing to the newest round if `coalesce`. `names`: the switches' names, in order.
+    pub fn use_control_channel(&mut self, c: &crate::control::Settings, names: Vec<String>) {
+        debug_assert_eq!(names.len(), self.switches.len());
+        self.rewrites = Some(Box::new(Rewrites::new(c.latency, c.rule_rate, c.table_size, c.coalesce, names)));
     }
 
-    /// Switch `switch`'s oldest message of rules is written: they are in force.
-    pub fn rules_installed(&mut self, switch: u32, generation: u32) {
+    /// Switch `switch` has written message `token`: its rules are in force.
+    pub fn rules_installed(&mut self, switch: u32, token: u32) {
         let s = switch as usize - self.n_hosts;
-        if let Some(rules) = self.rewrites.as_mut().and_then(|r| r.installed(s, generation)) {
+        if let Some(rules) = self.rewrites.as_mut().and_then(|r| r.installed(s, token)) {
             apply(&mut self.switches[s], rules);
         }
     }
@@ -216,6 +220,17 @@ impl LocalFlow {
             if sw.rules.is_empty() {
                 continue;
             }
+            // Table space (channel only): rules already placed keep their places; new ones take
+            // what is left in the order their flows were first seen, and the rest are refused
+            // (their flows stay on ECMP, the action without a rule).
+            let admitted: Vec<bool> = match self.rewrites.as_ref() {
+                Some(r) => {
+                    let mut space = r.space(sw.decided.iter().filter(|&&a| a != Action::Default).count() as u64);
+                    let mut fits = |a: Action| a != Action::Default || space.checked_sub(1).map(|left| space = left).is_some();
+                    sw.decided.iter().map(|&a| fits(a)).collect()
+                }
+                None => Vec::new(),
+            };
             let mut writes: Vec<(u64, Action)> = Vec::new();
             let node = (s + self.n_hosts) as u32;
             let first_port = f.topo.port_start[node as usize];
@@ -260,7 +275,7 @@ impl LocalFlow {
                     }
                     if !channel {
                         sw.rules[rule].action = action;
-                    } else if sw.decided[rule] != action {
+                    } else if sw.decided[rule] != action && admitted[rule] {
                         sw.decided[rule] = action;
                         writes.push((sw.keys[rule], action));
                     }
@@ -272,14 +287,16 @@ impl LocalFlow {
                 r.bytes = 0;
             }
             if let Some(r) = self.rewrites.as_mut() {
-                if let Some(now) = r.send(s, f.now, sw.rules.len() as u64, writes) {
+                let held = admitted.iter().filter(|&&a| a).count() as u64;
+                let refused = admitted.len() as u64 - held;
+                if let Some(now) = r.send(s, f.now, held, refused, writes) {
                     apply(sw, now);
                 }
             }
         }
     }
 
-    /// Installs the simulator must schedule: (time, switch node, generation).
+    /// Installs the simulator must schedule: (time, switch node, message token).
     pub fn take_installs(&mut self) -> Vec<(Time, u32, u32)> {
         let n_hosts = self.n_hosts as u32;
         self.rewrites.as_mut().map_or_else(Vec::new, |r| r.take_due().into_iter().map(|(t, s, g)| (t, s + n_hosts, g)).collect())

@@ -337,7 +337,7 @@ impl Forwarder {
     }
 
     /// Run the control loop once (every `tick_interval`). Returns the rule installs to schedule
-    /// (`Event::RulesInstalled`: time, switch, generation) when its rules go through the control
+    /// (`Event::RulesInstalled`: time, switch, message token) when its rules go through the control
     /// channel.
     pub fn tick(&mut self, f: &Fabric) -> Vec<(Time, u32, u32)> {
         if let Forwarder::Localflow(l) = self {
@@ -349,16 +349,17 @@ impl Forwarder {
 
     /// With `[convergence] mode = "controller"`: the scheme's own rule rewrites go through the
     /// control channel (LocalFlow's; `control::rewrites`). Other schemes write no rules.
-    pub fn use_control_channel(&mut self, latency: Time, rule_rate: f64, table_size: u64) {
+    /// `names`: the switches' names, in node order.
+    pub fn use_control_channel(&mut self, c: &crate::control::Settings, names: Vec<String>) {
         if let Forwarder::Localflow(l) = self {
-            l.use_control_channel(latency, rule_rate, table_size);
+            l.use_control_channel(c, names);
         }
     }
 
-    /// `switch`'s oldest message of rules is written (`Event::RulesInstalled`).
-    pub fn rules_installed(&mut self, switch: u32, generation: u32) {
+    /// `switch` has written its message `token` of rules (`Event::RulesInstalled`).
+    pub fn rules_installed(&mut self, switch: u32, token: u32) {
         if let Forwarder::Localflow(l) = self {
-            l.rules_installed(switch, generation);
+            l.rules_installed(switch, token);
         }
     }
 

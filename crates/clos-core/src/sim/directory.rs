@@ -21,7 +21,8 @@ use serde_json::Value;
 /// other stream is the same with or without it).
 pub(super) fn build(s: &Scenario, topo: &Topology, streams: &mut Streams, queue: &mut EventQueue) -> Option<Box<Directory>> {
     let spec = s.directory.as_ref().filter(|d| d.enabled)?;
-    Some(Box::new(Directory::new(spec, topo, streams.stream(), queue)))
+    let control = spec.channel.then(|| s.convergence.as_ref().expect("normalised: channel needs the controller").controller_settings());
+    Some(Box::new(Directory::new(spec, topo, streams.stream(), queue, control.as_ref())))
 }
 
 impl World {

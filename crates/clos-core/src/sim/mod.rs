@@ -292,7 +292,8 @@ impl World {
         let mut fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         if let Some(c) = s.convergence.as_ref().filter(|c| c.mode == crate::failures::ConvergenceMode::Controller) {
             let c = c.controller_settings();
-            fwd.use_control_channel(c.latency, c.rule_rate, c.table_size); // LocalFlow's rewrites
+            let names = topo.nodes[topo.n_hosts..].iter().map(|n| n.name.clone()).collect();
+            fwd.use_control_channel(&c, names); // LocalFlow's rewrites
         }
         if fwd.reads_visible_backlog() {
             ports.model_entering(s.routing.entering.unwrap_or(crate::lb::params::DEFAULT_ENTERING).0);
