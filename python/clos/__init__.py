@@ -1,12 +1,12 @@
 """clos: a packet-level simulator of Clos datacenter fabrics (VL2, fat tree, leaf-spine).
 
 The simulation runs in the Rust extension `clos._core`. The public API is here: `run`,
-`validate`, `load_results`, `load_scenario`, `sweep`, `Results`, `Scenario`. What is where:
+`validate`, `partition`, `load_results`, `load_scenario`, `sweep`, `Results`, `Scenario`. What is where:
 
 - `clos.units`, `clos.build_info`, `clos.extras`: formatting, version, optional installs;
 - `clos.scenario`: a scenario read, overridden and checked;
 - `clos.results`: a run's results: tables, key numbers, plots, the report and `clos compare`;
-- `clos.simulation`: one run in the core (`run`, `validate`, `load_results`);
+- `clos.simulation`: one run in the core (`run`, `validate`, `load_results`, `partition`);
 - `clos.sweep`: many runs: sweep specs, batches, local or Dask executors, the run cache;
 - `clos.reproduce`: the seed papers' experiments, their claims and the verdict page;
 - `clos.cli`: the `clos` command, its terminal tables, benchmarks and the directory front end.
@@ -25,7 +25,7 @@ from clos._core import ScenarioError
 if TYPE_CHECKING:
     from clos.results.results import Results
     from clos.scenario import Scenario, load_scenario
-    from clos.simulation import load_results, run, validate
+    from clos.simulation import load_results, partition, run, validate
     from clos.sweep import sweep
 
 # The rest is imported when first used (PEP 562): `results` and `sweep` import polars, a quarter
@@ -36,6 +36,7 @@ _LAZY = {
     "Scenario": "clos.scenario",
     "load_scenario": "clos.scenario",
     "load_results": "clos.simulation",
+    "partition": "clos.simulation",
     "run": "clos.simulation",
     "validate": "clos.simulation",
     "sweep": "clos.sweep.sweep",
@@ -59,6 +60,7 @@ __all__ = [
     "__version__",
     "load_results",
     "load_scenario",
+    "partition",
     "run",
     "sweep",
     "validate",

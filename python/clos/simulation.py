@@ -1,4 +1,5 @@
-"""Running one scenario in the core: `clos.run`, `clos.validate` and `clos.load_results`.
+"""Running one scenario in the core: `clos.run`, `clos.validate`, `clos.load_results` and
+`clos.partition`.
 
 The package's top level re-exports these; modules inside the package import them from here, so
 that nothing below the top level depends on `clos/__init__.py`.
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 ScenarioLike = Scenario | dict[str, Any] | str | PathLike[str]
 
 VERSION = _core.version()
+
+# Thread counts `partition` estimates a window engine's speedup at, unless told others.
+DEFAULT_THREADS = (2, 4, 8, 16)
 
 
 def run(
@@ -68,3 +72,50 @@ def load_results(directory: str | PathLike[str]) -> Run:
     from clos.results.run import Run
 
     return Run.load(directory)
+
+
+def partition(
+    scenario: ScenarioLike,
+    analyse: str | None = None,
+    threads: Iterable[int] = DEFAULT_THREADS,
+    overrides: Iterable[str] = (),
+) -> dict[str, Any]:
+    """How the scenario's fabric is cut for a parallel engine (docs/parallel.md): the rule, the
+    partition count, hosts, switches and ports per partition (min, mean, max), the cut links,
+    the lookahead (`lookahead_ps`) and each node's partition (`of_node`).
+
+    With `analyse`, a simulated duration ("1ms"), the scenario also runs for that long, once
+    plainly and once counting its events per partition per window of the lookahead; the dict
+    then has an `analysis` part with the windows' numbers and the speedup a window engine would
+    reach at each of `threads` (an upper bound: `estimates`). Raises ScenarioError on bad input.
+    """
+    loaded = Scenario.of(scenario).with_overrides(overrides)
+    if analyse is None:
+        return json.loads(_core.partition(loaded.to_json()))
+    counts = _thread_counts(threads)
+    if not isinstance(analyse, str) or not analyse.strip():
+        raise _core.ScenarioError(
+            f'analyse: give a simulated duration such as "1ms", got {analyse!r}'
+        )
+    timed = loaded.with_overrides([f"stop={analyse}"])
+    try:
+        return json.loads(_core.partition(timed.to_json(), counts))
+    except _core.ScenarioError as error:
+        if str(error).startswith("stop"):
+            raise _core.ScenarioError(
+                f'analyse: {analyse!r} is not a simulated duration (write it as "1ms" or '
+                f'"500us"): {error}'
+            ) from None
+        raise
+
+
+def _thread_counts(threads: Iterable[int]) -> list[int]:
+    """Thread counts as given, checked: whole numbers from 1 to 1024."""
+    counts = list(threads)
+    if not counts or not all(
+        isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 1024 for t in counts
+    ):
+        raise _core.ScenarioError(
+            f"threads: give whole numbers of threads from 1 to 1024, such as 2,4,8,16; got {counts}"
+        )
+    return counts

@@ -74,6 +74,12 @@ pub fn run_with_progress(s: &Scenario, progress: &mut dyn FnMut(&sim::Progress) 
     Ok(world.output(cpu, wall, stats::peak_memory_bytes()).report(scenario))
 }
 
+/// How scenario `s`'s fabric is cut for a parallel engine and what windows of its lookahead would
+/// gain on its run, at each of `threads` (`sim::windows`, docs/parallel.md).
+pub fn analyse_partitions(s: &Scenario, threads: &[usize]) -> Result<serde_json::Value> {
+    sim::windows::analyse(s, threads, stats::thread_cpu_seconds)
+}
+
 /// Parse, validate and run a scenario given as JSON.
 pub fn run_json(json: &str) -> Result<metrics::Report> {
     run(&Scenario::from_json(json)?)

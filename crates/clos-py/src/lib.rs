@@ -112,6 +112,23 @@ fn multicast_eval<'py>(py: Python<'py>, params: &Bound<'py, PyDict>) -> PyResult
     json.call_method1("loads", (out.to_string(),))
 }
 
+/// How a scenario's fabric is cut for a parallel engine (`clos_core::topology::partition`), as
+/// JSON; with `threads`, also the run analysed per window of the lookahead
+/// (`clos_core::sim::windows`) and the speedup estimated at each thread count. The GIL is
+/// released while it runs.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, threads = None))]
+fn partition(py: Python<'_>, scenario_json: &str, threads: Option<Vec<usize>>) -> PyResult<String> {
+    let s = Scenario::from_json(scenario_json).map_err(to_py_err)?;
+    let out = py
+        .detach(|| match &threads {
+            Some(t) => clos_core::analyse_partitions(&s, t),
+            None => clos_core::sim::windows::describe(&s),
+        })
+        .map_err(to_py_err)?;
+    Ok(out.to_string())
+}
+
 /// A column goes to Python as a numpy array (numbers, booleans) or a list (text).
 trait Column {
     fn into_column(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>>;
@@ -192,5 +209,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(multicast_eval, m)?)?;
+    m.add_function(wrap_pyfunction!(partition, m)?)?;
     Ok(())
 }

@@ -440,6 +440,54 @@ def bench(
             stdout.print(bench_table(runs, TARGET_CPU_SECONDS, TARGET_PEAK_BYTES))
 
 
+def thread_counts(text: str) -> list[int]:
+    """`--threads 2,4,8,16` as numbers, or one clear error."""
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        fail(
+            f"--threads: expected whole numbers separated by commas, such as 2,4,8,16; got {text!r}"
+        )
+    return counts
+
+
+@app.command()
+def partition(
+    scenario: Annotated[
+        str, typer.Argument(help="A scenario TOML file or a bundled scenario name.")
+    ],
+    analyse: Annotated[
+        str | None,
+        typer.Option(
+            "--analyse",
+            metavar="DURATION",
+            help="Also run the scenario for this simulated time (e.g. 1ms), twice, and count "
+            "its events per partition per window of the lookahead: what a window engine "
+            "would gain.",
+            show_default=False,
+        ),
+    ] = None,
+    threads: Annotated[
+        str,
+        typer.Option("--threads", help="Thread counts to estimate the speedup at, with --analyse."),
+    ] = "2,4,8,16",
+    overrides: Overrides = None,
+) -> None:
+    """Show how a scenario's fabric is cut for a parallel engine: partitions, cut links and the
+    lookahead (docs/parallel.md)."""
+    from clos.cli.tables import estimate_table, partition_table, window_table
+
+    with reported_errors():
+        loaded = Scenario.load(scenario, overrides or [])
+        counts = thread_counts(threads)
+        with at_its_line(loaded, overrides):
+            cut = simulation.partition(loaded, analyse, counts)
+        stdout.print(partition_table(loaded.name, cut))
+        if "analysis" in cut:
+            stdout.print(window_table(cut["analysis"]))
+            stdout.print(estimate_table(cut["analysis"]))
+
+
 # `clos report` and `clos compare` import their modules inside the command, not at the top, so
 # that matplotlib (the `plots` extra) is loaded only by the commands that draw.
 

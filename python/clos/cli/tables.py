@@ -352,3 +352,73 @@ def sweep_stats_table(stats: pl.DataFrame, parameters: Sequence[str], title: str
             cells.append(fmt(mean) + ("" if half is None else f" ± {fmt(half)}"))
         rich_table.add_row(*cells)
     return rich_table
+
+
+def _spread(part: Mapping[str, float]) -> str:
+    return f"{part['min']:,} / {part['mean']:,.1f} / {part['max']:,}"
+
+
+def partition_table(name: str, cut: Mapping[str, Any]) -> Table:
+    """How a fabric is cut for a parallel engine (`clos partition`, docs/parallel.md)."""
+    table = Table(title=f"{name}: partitions", show_header=False, box=box.SIMPLE)
+    table.add_column("what", no_wrap=True)
+    table.add_column("value")
+    lookahead = cut["lookahead_ps"]
+    rows = [
+        ("rule", cut["rule"]),
+        ("partitions", units.count(cut["partitions"])),
+        ("hosts per partition (min / mean / max)", _spread(cut["hosts"])),
+        ("switches per partition", _spread(cut["switches"])),
+        ("ports per partition", _spread(cut["ports"])),
+        ("cut links", f"{cut['cut_links']:,} of {cut['links']:,}"),
+        ("channels (partition pairs joined)", units.count(cut["channels"])),
+        ("lookahead", "none (one partition)" if lookahead is None else f"{lookahead / 1e6:.4f} us"),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def window_table(analysis: Mapping[str, Any]) -> Table:
+    """A run counted per window of the lookahead, and what windows would gain (`--analyse`)."""
+    table = Table(title="windows of the lookahead", show_header=False, box=box.SIMPLE)
+    table.add_column("what", no_wrap=True)
+    table.add_column("value")
+    part = analysis["per_partition"]
+    rows = [
+        ("simulated", units.duration(analysis["simulated_ps"] / 1e12)),
+        ("events", units.count(analysis["events"])),
+        ("windows", units.count(analysis["windows"])),
+        ("events per window", f"{analysis['events_per_window']:,.1f}"),
+        ("events per partition (min / mean / max)", _spread(part)),
+        (
+            "global events (serial steps)",
+            f"{analysis['global_events']:,} ({analysis['global_steps']:,})",
+        ),
+        ("events crossing partitions", units.percent(analysis["crossing_fraction"])),
+        ("flow starts crossing at once", units.count(analysis["instant_crossings"])),
+        ("cost of an event, one thread", f"{analysis['ns_per_event']:.0f} ns"),
+        ("barrier round, 2 threads (spin)", f"{analysis['barrier_ns']:.0f} ns"),
+        ("barrier round, 2 threads (std)", f"{analysis['std_barrier_ns']:.0f} ns"),
+        ("cores here", str(analysis["cores"])),
+    ]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def estimate_table(analysis: Mapping[str, Any]) -> Table:
+    """The window engine's estimated speedup per thread count (an upper bound)."""
+    table = Table(title="estimated speedup of windows (upper bound)")
+    slow = f"with a {analysis['slow_barrier_ns'] / 1e3:g} us barrier"
+    for header in ("threads", "speedup", "efficiency", "balance bound", slow):
+        table.add_column(header, justify="right")
+    for e in analysis["estimates"]:
+        table.add_row(
+            str(e["threads"]),
+            f"{e['speedup']:.2f}x",
+            units.percent(e["efficiency"]),
+            f"{e['balance_bound']:.2f}x",
+            f"{e['speedup_slow_barrier']:.2f}x",
+        )
+    return table

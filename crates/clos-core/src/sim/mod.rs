@@ -16,6 +16,7 @@ pub mod report;
 mod service;
 mod shape;
 mod udp;
+pub mod windows;
 
 use crate::error::{Error, Result};
 use crate::event::{Event, EventQueue, Next};

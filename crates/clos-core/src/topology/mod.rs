@@ -8,6 +8,7 @@
 pub mod ab_wiring;
 pub mod fat_tree;
 pub mod leaf_spine;
+pub mod partition;
 pub mod vl2;
 
 use crate::units::{Rate, Time};
