@@ -86,3 +86,24 @@ def test_bad_input_is_one_clear_error(runner: CliRunner, args: list[str], messag
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("scenario", "partitions"),
+    [
+        ("python/clos/data/bench/b2-fat-tree-k16.toml", 16),  # one per pod
+        ("vl2-testbed", 3),  # one per aggregation switch (3 is odd)
+        ("python/clos/data/bench/b4-leaf-spine-drill.toml", 16),  # one per leaf
+    ],
+)
+def test_the_pages_reproduce_commands_run(runner: CliRunner, scenario: str, partitions: int):
+    # docs/parallel.md's "Reproduce" block, as written; the numbers it reports are measured
+    # there, so only their structure is checked here: the speedup never passes the partition
+    # count (the balance bound) nor the thread count.
+    result = runner.invoke(app, ["partition", scenario, "--analyse", "2ms"])
+    assert result.exit_code == 0, result.output
+    assert "estimated speedup" in result.output
+    out = clos.partition(scenario, analyse="2ms", threads=[2, 16])
+    assert out["partitions"] == partitions
+    for e in out["analysis"]["estimates"]:
+        assert e["speedup"] <= e["balance_bound"] <= min(e["threads"], partitions) + 1e-9
