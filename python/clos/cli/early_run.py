@@ -18,13 +18,12 @@ import threading
 from typing import Any
 
 from clos import _core
-from clos._core import ScenarioError
 
 _started: EarlyRun | None = None
 
 
 class EarlyRun:
-    """A core run on its own thread; its progress goes to whatever display `watch` names."""
+    """A core run on its own thread; its progress goes to the display `output` is given."""
 
     def __init__(self, scenario_json: str) -> None:
         self.scenario_json = scenario_json
@@ -99,8 +98,8 @@ def start(argv: list[str]) -> None:
 
     try:
         scenario = Scenario.load(*plain)
-    except (ScenarioError, OSError):
-        return  # typer's `run` reports it, naming the line at fault
+    except Exception:  # whatever it is, typer's `run` meets it again and reports it
+        return
     _started = EarlyRun(scenario.to_json())
 
 
