@@ -507,6 +507,22 @@ impl World {
     }
 
     /// `run_until`, compiled for shape `S`.
+    /// The next event due by `limit`, taken off the calendar; `None` once none is (the clock
+    /// then moves to `limit` unless the run has ended), or at a progress pause.
+    #[inline(always)]
+    fn next_due(&mut self, limit: Time) -> Option<(Time, crate::event::Packed)> {
+        match self.queue.pop_due(limit, self.events < self.pause_at) {
+            Next::Due(t, packed) => Some((t, packed)),
+            Next::Later => {
+                if !self.ended() {
+                    self.now = limit;
+                }
+                None
+            }
+            Next::Held | Next::Empty => None,
+        }
+    }
+
     fn run_loop<S: Shape>(&mut self, limit: Time) -> Time {
         let limit = limit.min(self.max_time);
         if self.ended() {
@@ -516,17 +532,7 @@ impl World {
         // which only costs the first event after it a second choice.
         let mut next_hop = NextHop::NONE;
         let mut seen = Seen::NONE;
-        loop {
-            let (t, packed) = match self.queue.pop_due(limit, self.events < self.pause_at) {
-                Next::Due(t, packed) => (t, packed),
-                Next::Later => {
-                    if !self.ended() {
-                        self.now = limit;
-                    }
-                    break;
-                }
-                Next::Held | Next::Empty => break,
-            };
+        while let Some((t, packed)) = self.next_due(limit) {
             // An arrival, nearly every event, stays in registers (`event::Packed`).
             let arrival = packed.as_arrival();
             // The hop this event's packet was predicted to take, one event ago.

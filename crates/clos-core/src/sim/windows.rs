@@ -22,7 +22,7 @@
 
 use super::World;
 use crate::error::{Error, Result};
-use crate::event::{Event, Next};
+use crate::event::Event;
 use crate::scenario::{Scenario, TopologyKind};
 use crate::topology::partition::{partition, Layout, Partitioning};
 use crate::units::Time;
@@ -177,16 +177,7 @@ impl World {
             if self.ended() {
                 break;
             }
-            let (t, packed) = match self.queue.pop_due(limit, self.events < self.pause_at) {
-                Next::Due(t, packed) => (t, packed),
-                Next::Later => {
-                    if !self.ended() {
-                        self.now = limit;
-                    }
-                    break;
-                }
-                Next::Held | Next::Empty => break,
-            };
+            let Some((t, packed)) = self.next_due(limit) else { break };
             let event = self.queue.unpack(packed);
             let owner = owner(self, p, &event);
             if owner == GLOBAL {
