@@ -487,14 +487,20 @@ impl World {
         const OFF: u8 = Look::Off.code();
         const HOPS: u8 = Look::Hops.code();
         const FLOWS: u8 = Look::HopsAndFlows.code();
-        match (self.shape(), self.look()) {
-            (Known::Any, _) | (_, Look::Asked) => self.run_loop::<General>(limit),
-            (Known::Ecmp, Look::Off) => self.run_loop::<Plain<false, OFF>>(limit),
-            (Known::Ecmp, Look::Hops) => self.run_loop::<Plain<false, HOPS>>(limit),
-            (Known::Ecmp, Look::HopsAndFlows) => self.run_loop::<Plain<false, FLOWS>>(limit),
-            (Known::SprayRandom, Look::Off) => self.run_loop::<Plain<true, OFF>>(limit),
-            (Known::SprayRandom, Look::Hops) => self.run_loop::<Plain<true, HOPS>>(limit),
-            (Known::SprayRandom, Look::HopsAndFlows) => self.run_loop::<Plain<true, FLOWS>>(limit),
+        match (self.shape(), self.look(), self.part.is_some()) {
+            (Known::Any, _, _) | (_, Look::Asked, _) => self.run_loop::<General>(limit),
+            (Known::Ecmp, Look::Off, false) => self.run_loop::<Plain<false, OFF, false>>(limit),
+            (Known::Ecmp, Look::Hops, false) => self.run_loop::<Plain<false, HOPS, false>>(limit),
+            (Known::Ecmp, Look::HopsAndFlows, false) => self.run_loop::<Plain<false, FLOWS, false>>(limit),
+            (Known::SprayRandom, Look::Off, false) => self.run_loop::<Plain<true, OFF, false>>(limit),
+            (Known::SprayRandom, Look::Hops, false) => self.run_loop::<Plain<true, HOPS, false>>(limit),
+            (Known::SprayRandom, Look::HopsAndFlows, false) => self.run_loop::<Plain<true, FLOWS, false>>(limit),
+            (Known::Ecmp, Look::Off, true) => self.run_loop::<Plain<false, OFF, true>>(limit),
+            (Known::Ecmp, Look::Hops, true) => self.run_loop::<Plain<false, HOPS, true>>(limit),
+            (Known::Ecmp, Look::HopsAndFlows, true) => self.run_loop::<Plain<false, FLOWS, true>>(limit),
+            (Known::SprayRandom, Look::Off, true) => self.run_loop::<Plain<true, OFF, true>>(limit),
+            (Known::SprayRandom, Look::Hops, true) => self.run_loop::<Plain<true, HOPS, true>>(limit),
+            (Known::SprayRandom, Look::HopsAndFlows, true) => self.run_loop::<Plain<true, FLOWS, true>>(limit),
         }
     }
 
@@ -992,7 +998,7 @@ impl World {
                 }
                 // Plain runs have no link noise (`shape`), and do not ask.
                 let arrival = if S::PLAIN { arrival } else { self.link_arrival(port, arrival) };
-                self.send_on(arrival, to, h);
+                self.send_on::<S>(arrival, to, h);
             }
         }
     }
@@ -1031,15 +1037,15 @@ impl World {
                 self.pool.get_mut(h).flags |= FLAG_CE;
             }
             let arrival = self.link_arrival(port, arrival);
-            self.send_on(arrival, to, h);
+            self.send_on::<General>(arrival, to, h);
         }
     }
 
     /// Packet `h` is on its way to node `to`, where it arrives at `arrival`: an event in this
     /// world's calendar, or, in a parallel run, a message to the partition that runs `to`.
     #[inline(always)]
-    fn send_on(&mut self, arrival: Time, to: u32, h: u32) {
-        if let Some(p) = self.part.as_deref_mut() {
+    fn send_on<S: Shape>(&mut self, arrival: Time, to: u32, h: u32) {
+        if let (true, Some(p)) = (S::PARTED, self.part.as_deref_mut()) {
             if !p.owns(to) {
                 let dest = p.of_node[to as usize] as usize;
                 p.outbox[dest].push(parallel::Message { time: arrival, node: to, pkt: *self.pool.get(h) });

@@ -202,14 +202,36 @@ fn assign(cut: &Partitioning, threads: usize) -> Vec<Vec<u32>> {
 /// What the threads share between windows.
 struct Shared {
     barrier: SpinBarrier,
+    /// The partitions' worlds: a thread takes one's lock for as long as it runs it.
+    worlds: Vec<Mutex<World>>,
     /// Each partition's messages of the window just run, by destination (swapped in and out of
     /// its world's outbox).
     outboxes: Vec<Mutex<Vec<Vec<Message>>>>,
-    /// Each partition's next event time after taking its messages, and flows finished.
+    /// Per partition, how many windows it has run, and how many windows' messages it has taken
+    /// in: a thread claims a partition for window w by moving its count from w to w + 1.
+    ran: Vec<AtomicU64>,
+    took: Vec<AtomicU64>,
+    /// Each partition's next event time after taking its messages, flows finished, and events.
     next: Vec<AtomicU64>,
     done: Vec<AtomicU64>,
+    events: Vec<AtomicU64>,
     /// Set by the first thread between a window's two barriers: stop after it.
     cancelled: AtomicBool,
+}
+
+impl Shared {
+    /// Do `work` on every partition not yet claimed in window `w` by `claims`: this thread's own
+    /// first (`mine`), then any other's still waiting, so that a thread done early helps the
+    /// others. Which thread runs a partition changes nothing in what the partition computes.
+    fn each(&self, claims: &[AtomicU64], w: u64, mine: &[u32], mut work: impl FnMut(u32, &mut World)) {
+        let partitions = claims.len() as u32;
+        let start = mine.first().copied().unwrap_or(0);
+        for p in mine.iter().copied().chain((0..partitions).map(|i| (start + i) % partitions)) {
+            if claims[p as usize].compare_exchange(w, w + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                work(p, &mut self.worlds[p as usize].lock().expect("a world"));
+            }
+        }
+    }
 }
 
 /// Run scenario `s` on the partitioned engine with `threads` threads; `progress` is called
@@ -243,136 +265,113 @@ pub fn run(s: &Scenario, threads: usize, progress: &mut dyn FnMut(&super::Progre
             .collect();
         handles.into_iter().map(|h| h.join().expect("a builder thread panicked")).collect()
     });
-    let mut groups = Vec::with_capacity(threads);
+    let mut worlds: Vec<(u32, World)> = Vec::with_capacity(partitions);
     for b in built {
-        let worlds = b?;
-        for (_, w) in &worlds {
-            check_world(w)?;
-        }
-        groups.push(worlds);
+        worlds.extend(b?);
     }
-    let flows = groups[0][0].1.flows.len() as u64;
-    let max_time = groups[0][0].1.max_time;
+    worlds.sort_by_key(|(p, _)| *p);
+    for (_, w) in &worlds {
+        check_world(w)?;
+    }
+    let flows = worlds[0].1.flows.len() as u64;
+    let max_time = worlds[0].1.max_time;
     let until_done = s.stop == Stop::AllFlowsDone;
-    let mut first = Time::MAX;
-    for (_, w) in groups.iter_mut().flatten() {
-        first = first.min(w.queue.peek_time().unwrap_or(Time::MAX));
-    }
+    let first = worlds.iter_mut().filter_map(|(_, w)| w.queue.peek_time()).min().unwrap_or(Time::MAX);
     let shared = Shared {
         barrier: SpinBarrier::new(threads),
+        worlds: worlds.into_iter().map(|(_, w)| Mutex::new(w)).collect(),
         outboxes: (0..partitions).map(|_| Mutex::new(vec![Vec::new(); partitions])).collect(),
+        ran: (0..partitions).map(|_| AtomicU64::new(0)).collect(),
+        took: (0..partitions).map(|_| AtomicU64::new(0)).collect(),
         next: (0..partitions).map(|_| AtomicU64::new(Time::MAX)).collect(),
         done: (0..partitions).map(|_| AtomicU64::new(0)).collect(),
+        events: (0..partitions).map(|_| AtomicU64::new(0)).collect(),
         cancelled: AtomicBool::new(false),
     };
 
-    // The windows. The first group runs on this thread, which alone reports progress.
-    let mut groups = groups.into_iter();
-    let own = groups.next().expect("one thread at least");
-    let shared = &shared;
-    let (own_result, others) = std::thread::scope(|scope| {
-        let handles: Vec<_> = groups.map(|g| scope.spawn(move || windows(g, shared, first, lookahead, max_time, until_done, flows, &mut None))).collect();
-        let own_result = windows(own, shared, first, lookahead, max_time, until_done, flows, &mut Some(progress));
-        let others: Vec<_> = handles.into_iter().map(|h| h.join().expect("a partition thread panicked")).collect();
-        (own_result, others)
+    // The windows. The first thread is this one, which alone reports progress.
+    let run = Window { shared: &shared, lookahead, max_time, until_done, flows };
+    let (windows, cpu_seconds) = std::thread::scope(|scope| {
+        let handles: Vec<_> = mine[1..].iter().map(|m| scope.spawn(move || run.windows(first, m, &mut None))).collect();
+        let (windows, mut cpu) = run.windows(first, &mine[0], &mut Some(progress));
+        for h in handles {
+            cpu += h.join().expect("a partition thread panicked").1;
+        }
+        (windows, cpu)
     });
     if shared.cancelled.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    let mut cpu_seconds = own_result.cpu_seconds;
-    let windows = own_result.windows;
-    let mut worlds: Vec<(u32, World)> = own_result.worlds;
-    for o in others {
-        cpu_seconds += o.cpu_seconds;
-        worlds.extend(o.worlds);
-    }
-    worlds.sort_by_key(|(p, _)| *p);
-    let worlds = worlds.into_iter().map(|(_, w)| w).collect();
+    let worlds = shared.worlds.into_iter().map(|w| w.into_inner().expect("a world")).collect();
     let world = super::merge::merge(worlds, s.stop);
     Ok(Some(Ran { world, threads, partitions, windows, cpu_seconds }))
 }
 
-/// One thread's share of the run.
-struct Done {
-    worlds: Vec<(u32, World)>,
-    windows: u64,
-    cpu_seconds: f64,
-}
-
-/// Run `worlds` window by window with the other threads until the run ends.
-#[allow(clippy::too_many_arguments)]
-fn windows(
-    mut worlds: Vec<(u32, World)>,
-    shared: &Shared,
-    mut start: Time,
+/// What every thread runs the windows with.
+#[derive(Clone, Copy)]
+struct Window<'a> {
+    shared: &'a Shared,
     lookahead: Time,
     max_time: Time,
     until_done: bool,
     flows: u64,
-    progress: &mut Option<&mut dyn FnMut(&super::Progress) -> bool>,
-) -> Done {
-    let cpu0 = crate::stats::thread_cpu_seconds();
-    let partitions = shared.next.len();
-    let mut sense = false;
-    let mut window: u64 = 0;
-    let mut reported_at = 0u64;
-    loop {
-        if start > max_time {
-            break;
-        }
-        let end = start.saturating_add(lookahead).min(max_time.saturating_add(1));
-        for (p, w) in worlds.iter_mut() {
-            w.run_until(end - 1);
-            let part = w.part.as_mut().expect("a partition's world");
-            let mut slot = shared.outboxes[*p as usize].lock().expect("an outbox");
-            std::mem::swap(&mut *slot, &mut part.outbox);
-        }
-        shared.barrier.wait(&mut sense);
-        // Take this window's messages, from the partitions in an order that turns with the
-        // window, so that no partition's packets always come first at a tie.
-        for (p, w) in worlds.iter_mut() {
-            for i in 0..partitions {
-                let from = (i + window as usize) % partitions;
-                let mut slot = shared.outboxes[from].lock().expect("an outbox");
-                w.take_messages(&mut slot[*p as usize], end);
-            }
-            shared.next[*p as usize].store(w.queue.peek_time().unwrap_or(Time::MAX), Ordering::Relaxed);
-            shared.done[*p as usize].store(w.flows_done as u64, Ordering::Relaxed);
-        }
-        if let Some(report) = progress.as_mut() {
-            let events: u64 = worlds.iter().map(|(_, w)| w.events).sum();
-            if events >= reported_at + (crate::PROGRESS_EVERY / partitions as u64).max(1) {
-                reported_at = events;
-                let done: u64 = shared.done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-                let p = super::Progress {
-                    now: end,
-                    end: max_time,
-                    flows_done: done as usize,
-                    flows: flows as usize,
-                    events: events * partitions as u64 / worlds.len() as u64,
-                };
-                if !report(&p) {
-                    shared.cancelled.store(true, Ordering::Relaxed);
+}
+
+impl Window<'_> {
+    /// Run windows from `start` with the other threads until the run ends, taking this thread's
+    /// partitions `mine` first; returns the windows run and this thread's CPU seconds.
+    fn windows(&self, mut start: Time, mine: &[u32], progress: &mut Option<&mut dyn FnMut(&super::Progress) -> bool>) -> (u64, f64) {
+        let sh = self.shared;
+        let cpu0 = crate::stats::thread_cpu_seconds();
+        let partitions = sh.worlds.len();
+        let mut sense = false;
+        let mut window: u64 = 0;
+        let mut reported_at = 0u64;
+        while start <= self.max_time {
+            let end = start.saturating_add(self.lookahead).min(self.max_time.saturating_add(1));
+            sh.each(&sh.ran, window, mine, |p, w| {
+                w.run_until(end - 1);
+                // The slot's messages were all taken last window: its empty vectors go back.
+                let part = w.part.as_mut().expect("a partition's world");
+                std::mem::swap(&mut *sh.outboxes[p as usize].lock().expect("an outbox"), &mut part.outbox);
+            });
+            sh.barrier.wait(&mut sense);
+            // Take this window's messages, from the partitions in an order that turns with the
+            // window, so that no partition's packets always come first at a tie.
+            sh.each(&sh.took, window, mine, |p, w| {
+                for i in 0..partitions {
+                    let from = (i + window as usize) % partitions;
+                    w.take_messages(&mut sh.outboxes[from].lock().expect("an outbox")[p as usize], end);
+                }
+                let p = p as usize;
+                sh.next[p].store(w.queue.peek_time().unwrap_or(Time::MAX), Ordering::Relaxed);
+                sh.done[p].store(w.flows_done as u64, Ordering::Relaxed);
+                sh.events[p].store(w.events, Ordering::Relaxed);
+            });
+            if let Some(report) = progress.as_mut() {
+                let events: u64 = sh.events.iter().map(|e| e.load(Ordering::Relaxed)).sum();
+                if events >= reported_at + crate::PROGRESS_EVERY {
+                    reported_at = events;
+                    let done: u64 = sh.done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                    let p = super::Progress { now: end, end: self.max_time, flows_done: done as usize, flows: self.flows as usize, events };
+                    if !report(&p) {
+                        sh.cancelled.store(true, Ordering::Relaxed);
+                    }
                 }
             }
+            sh.barrier.wait(&mut sense);
+            window += 1;
+            if sh.cancelled.load(Ordering::Relaxed) {
+                break;
+            }
+            let done: u64 = sh.done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+            if self.until_done && done == self.flows {
+                break;
+            }
+            start = sh.next.iter().map(|n| n.load(Ordering::Relaxed)).min().unwrap_or(Time::MAX);
         }
-        shared.barrier.wait(&mut sense);
-        window += 1;
-        if shared.cancelled.load(Ordering::Relaxed) {
-            break;
-        }
-        let done: u64 = shared.done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-        if until_done && done == flows {
-            break;
-        }
-        start = shared.next.iter().map(|n| n.load(Ordering::Relaxed)).min().unwrap_or(Time::MAX);
-        // The outboxes are empty again: hand each back to its world for the next window.
-        for (p, w) in worlds.iter_mut() {
-            let mut slot = shared.outboxes[*p as usize].lock().expect("an outbox");
-            std::mem::swap(&mut *slot, &mut w.part.as_mut().expect("a partition's world").outbox);
-        }
+        (window, crate::stats::thread_cpu_seconds() - cpu0)
     }
-    Done { worlds, windows: window, cpu_seconds: crate::stats::thread_cpu_seconds() - cpu0 }
 }
 
 #[cfg(test)]
