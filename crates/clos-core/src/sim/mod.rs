@@ -6,6 +6,7 @@
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
 mod arrivals;
+mod barrier;
 mod directory;
 mod egress;
 pub mod failures;

@@ -14,8 +14,9 @@
 //! message per channel (the measurements in docs/parallel.md).
 //!
 //! What a run computes is a function of the partitions, never of the threads: each partition
-//! runs its events in (time, scheduling order) within itself, its random streams are its own
-//! (seeded from the scenario's seed and its number), and the messages it receives enter its
+//! runs its events in (time, scheduling order) within itself, what its scheme draws per packet
+//! comes from a stream of its own (seeded from the scenario's seed and its number; the salts
+//! every world draws alike when built), and the messages it receives enter its
 //! calendar in the same order at every thread count. One thread runs the same windows as
 //! sixteen, one partition after another. At the end the partitions' states are merged into one
 //! world (`merge.rs`), which reports as a sequential run does.
@@ -23,13 +24,14 @@
 //! What crosses partitions other than over a link has no place in this engine yet; a scenario
 //! that needs it is refused with an error naming the feature ([`check`]).
 
+use super::barrier::SpinBarrier;
 use super::World;
 use crate::error::{bad, Result};
 use crate::packet::Packet;
 use crate::scenario::{Scenario, Stop};
 use crate::topology::partition::{partition, Partitioning};
 use crate::units::Time;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A packet handed from one partition to another: it arrives at `node` at `time`.
@@ -50,8 +52,8 @@ pub struct Part {
     pub outbox: Vec<Vec<Message>>,
     /// Messages taken in: an arrival from elsewhere is activity, as a packet sent is.
     pub received: u64,
-    /// Packets in flight that this world's pool does not hold: after a merge, those of the
-    /// other partitions and those handed over in the last window.
+    /// Packets in flight that this world's pool does not hold: after a merge, those alive in
+    /// the other partitions' pools (every message has been taken in by then).
     pub elsewhere: u64,
 }
 
@@ -80,9 +82,7 @@ pub struct Ran {
 /// partitions other than over a link (docs/parallel.md, "What else crosses partitions").
 pub fn check(s: &Scenario) -> Result<()> {
     use crate::lb::Scheme;
-    let refuse = |field: &str, what: &str| {
-        Err(bad(field, format!("{what} cannot run on the partitioned engine yet (docs/parallel.md); remove run.threads (or --threads) to run it sequentially")))
-    };
+    let refuse = |field: &str, what: &str| Err(refusal(field, what));
     if !s.failures.is_empty() {
         return refuse("failures", "link and switch failures (a global step and routing convergence)");
     }
@@ -113,20 +113,26 @@ pub fn check(s: &Scenario) -> Result<()> {
     if s.switch.pool.is_some() {
         return refuse("switch.pool", "shared switch buffers");
     }
-    if !s.switch.classes.is_empty() || s.switch.tenant_queues || s.switch.ecn_marking == crate::scenario::EcnMarking::Dequeue {
-        return refuse("switch.classes", "class queues at switch ports (and dequeue marking)");
+    if !s.switch.classes.is_empty() {
+        return refuse("switch.classes", "class queues at switch ports");
+    }
+    if s.switch.tenant_queues {
+        return refuse("switch.tenant_queues", "tenant queues at switch ports");
+    }
+    if s.switch.ecn_marking == crate::scenario::EcnMarking::Dequeue {
+        return refuse("switch.ecn_marking", "marking at dequeue (class queues at switch ports)");
     }
     Ok(())
 }
 
+/// The error for `what`, which field `field` asks for and the engine cannot run.
+fn refusal(field: &str, what: &str) -> crate::Error {
+    bad(field, format!("{what} cannot run on the partitioned engine yet (docs/parallel.md); remove run.threads (or --threads) to run it sequentially"))
+}
+
 /// Why a built world cannot run partitioned: its workload starts flows across partitions at once.
 fn check_world(w: &World) -> Result<()> {
-    let refuse = |what: &str| {
-        Err(bad(
-            "workload",
-            format!("{what} cannot run on the partitioned engine yet (docs/parallel.md); remove run.threads (or --threads) to run it sequentially"),
-        ))
-    };
+    let refuse = |what: &str| Err(refusal("workload", what));
     if !w.closed_loop.is_empty() {
         return refuse("a closed-loop workload (a flow's end at its receiver starts its sender's next flow at once)");
     }
@@ -142,39 +148,6 @@ fn check_world(w: &World) -> Result<()> {
         return refuse("responses started by requests at another host");
     }
     Ok(())
-}
-
-/// A sense-reversing spin barrier: the last thread to arrive resets the count and flips the
-/// sense that the others wait on. It yields after a while, so that a machine with fewer free
-/// cores than threads still makes progress.
-pub struct SpinBarrier {
-    threads: usize,
-    arrived: AtomicUsize,
-    sense: AtomicBool,
-}
-
-impl SpinBarrier {
-    pub fn new(threads: usize) -> SpinBarrier {
-        SpinBarrier { threads, arrived: AtomicUsize::new(0), sense: AtomicBool::new(false) }
-    }
-
-    pub fn wait(&self, local: &mut bool) {
-        *local = !*local;
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.sense.store(*local, Ordering::Release);
-        } else {
-            let mut spins = 0u32;
-            while self.sense.load(Ordering::Acquire) != *local {
-                spins += 1;
-                if spins < 2_000 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-    }
 }
 
 /// Partitions to threads: by nodes, most first, each to the least loaded thread (ties by

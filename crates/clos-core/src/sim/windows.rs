@@ -20,7 +20,7 @@
 //! out what a real engine adds (cross-partition messages, the calendar per partition), so the
 //! speedups are upper bounds.
 
-use super::parallel::SpinBarrier;
+use super::barrier::SpinBarrier;
 use super::World;
 use crate::error::{Error, Result};
 use crate::event::Event;
