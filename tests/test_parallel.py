@@ -22,14 +22,20 @@ def computed(folder: Path) -> tuple[dict, pl.DataFrame, pl.DataFrame]:
     summary = json.loads((folder / "summary.json").read_text())
     for key in ("stats", "run", "scenario"):
         summary.pop(key, None)
-    return summary, pl.read_parquet(folder / "flows.parquet"), pl.read_parquet(folder / "links.parquet")
+    return (
+        summary,
+        pl.read_parquet(folder / "flows.parquet"),
+        pl.read_parquet(folder / "links.parquet"),
+    )
 
 
 def test_clos_run_gives_the_same_results_on_one_and_two_threads(runner: CliRunner, tmp_path: Path):
     saved = {}
     for threads in (1, 2):
         out = tmp_path / f"t{threads}"
-        result = runner.invoke(app, ["run", "fat-tree-k4", "--threads", str(threads), "--out", str(out)])
+        result = runner.invoke(
+            app, ["run", "fat-tree-k4", "--threads", str(threads), "--out", str(out)]
+        )
         assert result.exit_code == 0, result.output
         assert f"partitioned: 4 partitions on {threads} thread" in result.output
         saved[threads] = computed(out)
@@ -72,7 +78,9 @@ def test_bench_threads_reports_speedup_and_identity(runner: CliRunner):
         (["bench", "--only", "b1", "--threads", "0,2"], "at least 1"),
     ],
 )
-def test_what_it_cannot_run_is_one_clear_error(runner: CliRunner, args: list[str], message: str, tmp_path: Path):
+def test_what_it_cannot_run_is_one_clear_error(
+    runner: CliRunner, args: list[str], message: str, tmp_path: Path
+):
     result = runner.invoke(app, [*args, *(["--out", str(tmp_path)] if args[0] == "run" else [])])
     assert result.exit_code == 2, result.output
     assert message in result.output
