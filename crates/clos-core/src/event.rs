@@ -554,7 +554,7 @@ impl EventQueue {
 
     /// Time of the next event (turning the wheel to it if needed).
     #[inline]
-    fn peek_time(&mut self) -> Option<Time> {
+    pub fn peek_time(&mut self) -> Option<Time> {
         if !self.ready() {
             return None;
         }

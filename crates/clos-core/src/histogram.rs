@@ -55,6 +55,16 @@ impl Histograms {
         }
     }
 
+    /// Add another's counts (and take the larger maximum).
+    pub fn absorb(&mut self, other: &Histograms) {
+        for (a, b) in self.rows.iter_mut().zip(&other.rows) {
+            for (x, y) in a[..BUCKETS].iter_mut().zip(&b[..BUCKETS]) {
+                *x += y;
+            }
+            a[BUCKETS] = a[BUCKETS].max(b[BUCKETS]);
+        }
+    }
+
     pub fn count(&self, class: usize) -> u64 {
         self.of(class).iter().sum()
     }

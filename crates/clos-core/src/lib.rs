@@ -64,6 +64,19 @@ pub const PROGRESS_EVERY: u64 = 1 << 20;
 pub fn run_with_progress(s: &Scenario, progress: &mut dyn FnMut(&sim::Progress) -> bool) -> Result<metrics::Report> {
     stats::reset_peak_memory();
     let wall = Instant::now();
+    if let Some(threads) = s.run.threads {
+        let ran = sim::parallel::run(s, threads as usize, progress)?.ok_or(Error::Interrupted)?;
+        let wall = wall.elapsed().as_secs_f64();
+        ran.world.check_conservation()?;
+        let scenario = serde_json::to_value(s).expect("a scenario always serialises");
+        let mut report = ran.world.output(ran.cpu_seconds, wall, stats::peak_memory_bytes()).report(scenario);
+        let stats = &mut report.summary["stats"];
+        stats["engine"] = "partitioned".into();
+        stats["threads"] = ran.threads.into();
+        stats["partitions"] = ran.partitions.into();
+        stats["windows"] = ran.windows.into();
+        return Ok(report);
+    }
     let cpu0 = stats::thread_cpu_seconds();
     let mut world = sim::World::new(s)?;
     world.run_with_progress(PROGRESS_EVERY, progress).ok_or(Error::Interrupted)?;

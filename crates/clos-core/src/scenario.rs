@@ -78,6 +78,34 @@ pub struct Scenario {
     /// docs/tenants.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::service::spec::ServiceSpec>,
+    /// How the run is executed: on how many threads (docs/parallel.md).
+    #[serde(default, skip_serializing_if = "RunSpec::is_default")]
+    pub run: RunSpec,
+}
+
+/// `[run]`: the engine, not the model. Left out, the run is sequential: one thread, one
+/// calendar, events at the same time in scheduling order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Run the partitioned engine (`sim/parallel.rs`) on this many threads (1 to 1024). Its
+    /// results are the same, bit for bit, at every thread count, 1 included; they differ from
+    /// a sequential run's only in the order of events at the same picosecond in different
+    /// partitions (docs/parallel.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Join the fabric's partitions (one per pod, aggregation pair or leaf; `clos partition`
+    /// lists them) into this many groups of consecutive ones. Fewer partitions cost less per
+    /// event where cores are few; results depend on it, never on `threads`. Default: all of
+    /// them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+}
+
+impl RunSpec {
+    fn is_default(&self) -> bool {
+        *self == RunSpec::default()
+    }
 }
 
 /// A workload left out: a services workload with no services, which only a scenario with a
@@ -609,6 +637,19 @@ impl Scenario {
 
     /// Check cross-field rules and fill defaults in.
     pub fn normalize(&mut self) -> Result<()> {
+        if let Some(n) = self.run.threads {
+            if !(1..=1024).contains(&n) {
+                return Err(bad("run.threads", format!("must be between 1 and 1024, got {n}")));
+            }
+        }
+        if let Some(n) = self.run.partitions {
+            if self.run.threads.is_none() {
+                return Err(bad("run.partitions", "applies to the partitioned engine; set run.threads too (or remove it)"));
+            }
+            if n == 0 {
+                return Err(bad("run.partitions", "must be at least 1"));
+            }
+        }
         self.topology.normalize()?;
         self.routing.normalize()?;
         if !self.failures.is_empty() {

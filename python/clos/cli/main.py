@@ -125,11 +125,19 @@ def simulate(scenario: Scenario, quiet: bool) -> Results:
 
     if quiet:
         return results(None)
-    with RunProgress(stderr, scenario.name) as progress:
+    with RunProgress(stderr, scenario.name + engine_note(scenario)) as progress:
         ran = results(progress)
     if note := unfinished_note(scenario.name, ran):
         stderr.print(Text(note, style="yellow"))
     return ran
+
+
+def engine_note(scenario: Scenario) -> str:
+    """What the progress line says of the engine: nothing for a sequential run."""
+    threads = scenario.table.get("run", {}).get("threads")
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        return ""
+    return f" (partitioned, {threads} thread{'s' if threads != 1 else ''})"
 
 
 def unfinished_note(name: str, results: Results) -> str | None:
@@ -186,8 +194,20 @@ def run(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing; only save.")] = False,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="Run on the partitioned engine with this many threads (as run.threads): the "
+            "same results at every count (docs/parallel.md). Default: the scenario's, else "
+            "sequential.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and save its summary and tables (flows, links, queues, time series)."""
+    if threads is not None:
+        overrides = [*(overrides or []), f"run.threads={threads}"]
     with reported_errors():
         if scenario is None:
             compare_schemes(overrides or [], out or Path("results", "default"), quiet)
@@ -421,11 +441,37 @@ def bench(
             "start-up, parsing, saving), against the core's own wall time for the run.",
         ),
     ] = False,
+    threads: Annotated[
+        str | None,
+        typer.Option(
+            "--threads",
+            metavar="N,N,...",
+            help="Run each benchmark (or, with --scaling, each size) sequentially and then on "
+            "the partitioned engine at each of these thread counts, e.g. 1,2: wall time, "
+            "speedup over the first count and over the sequential run, efficiency, and whether "
+            "the results are identical at every count.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the bundled benchmark scenarios one after another and report simulator speed."""
-    from clos.cli.tables import bench_table, command_table, scaling_table
+    from clos.cli.tables import bench_table, command_table, scaling_table, threads_table
 
     with reported_errors():
+        if threads is not None:
+            counts = thread_counts(threads)
+            if any(n < 1 for n in counts):
+                fail(f"--threads: every count must be at least 1; got {threads!r}")
+            measured = []
+            for path in bench_files(only, SCALING if scaling else BENCH):
+                base = Scenario.load(path)
+                sequential = simulate(base, quiet=False)
+                runs = [
+                    (n, simulate(base.with_overrides([f"run.threads={n}"]), False)) for n in counts
+                ]
+                measured.append((path.stem, sequential, runs))
+            stdout.print(threads_table(measured))
+            return
         if command:
             files = bench_files(only, SCALING if scaling else BENCH)
             timed = [(path.stem, *time_command(path)) for path in files]

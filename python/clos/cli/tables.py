@@ -41,8 +41,22 @@ FCT = [
     ("FCT p99.9", _summary("flows", "fct_p999_s", units.duration)),
 ]
 
+
+def _engine(results: Results) -> str:
+    """`sequential`, or the partitioned engine's partitions, threads and windows."""
+    stats = results.summary.get("stats", {})
+    if stats.get("engine") != "partitioned":
+        return "sequential"
+    threads = stats["threads"]
+    return (
+        f"partitioned: {stats['partitions']} partitions on {threads} "
+        f"thread{'s' if threads != 1 else ''}, {units.count(stats['windows'])} windows"
+    )
+
+
 SECTIONS: dict[str, list[Metric]] = {
     "stats": [
+        ("engine", _engine),
         ("events", _summary("stats", "events", units.count)),
         ("events/s", _summary("stats", "events_per_sec", units.millions_per_second)),
         ("CPU time", _summary("stats", "cpu_seconds", units.duration)),
@@ -421,4 +435,43 @@ def estimate_table(analysis: Mapping[str, Any]) -> Table:
             f"{e['balance_bound']:.2f}x",
             f"{e['speedup_slow_barrier']:.2f}x",
         )
+    return table
+
+
+def _same_results(a: Results, b: Results) -> bool:
+    """Whether two runs computed the same thing: their summaries but for what the run cost, and
+    their flow and link tables."""
+
+    def computed(results: Results) -> dict[str, Any]:
+        return {k: v for k, v in results.summary.items() if k not in ("stats", "run", "scenario")}
+
+    tables = ("flows", "links", "queues", "timeseries", "link_timeseries")
+    return computed(a) == computed(b) and all(getattr(a, t).equals(getattr(b, t)) for t in tables)
+
+
+def threads_table(measured: Sequence[tuple[str, Results, Sequence[tuple[int, Results]]]]) -> Table:
+    """`clos bench --threads`: per benchmark, the sequential run, then the partitioned engine at
+    each thread count, with speedups side by side (all measured in this one invocation)."""
+    table = Table(title="partitioned engine: speedup by threads")
+    for column in ("benchmark", "engine", "wall time", "speedup", "efficiency", "vs sequential"):
+        table.add_column(column, justify="left" if column in ("benchmark", "engine") else "right")
+    table.add_column("identical")
+    for name, sequential, runs in measured:
+        base_wall = sequential.summary["stats"]["wall_seconds"]
+        table.add_row(name, "sequential", units.duration(base_wall), "", "", "1.00x", "")
+        first_threads, first = runs[0]
+        first_wall = first.summary["stats"]["wall_seconds"]
+        for threads, results in runs:
+            wall = results.summary["stats"]["wall_seconds"]
+            speedup = first_wall / wall if wall > 0 else float("nan")
+            table.add_row(
+                "",
+                f"{threads} thread{'s' if threads != 1 else ''}",
+                units.duration(wall),
+                f"{speedup:.2f}x",
+                f"{speedup * first_threads / threads:.0%}",
+                f"{base_wall / wall:.2f}x" if wall > 0 else "-",
+                "yes" if _same_results(first, results) else Text("NO", style="bold red"),
+            )
+        table.add_section()
     return table

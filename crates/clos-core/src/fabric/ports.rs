@@ -128,6 +128,24 @@ impl Ports {
         }
     }
 
+    /// Take the state of the ports `mine` keeps from a partition's world of a parallel run
+    /// (`sim/merge.rs`), which alone ran them; the queueing delays of all its ports are added.
+    pub fn absorb(&mut self, other: &Ports, mine: impl Fn(u32) -> bool) {
+        for p in 0..self.queues.len() {
+            if mine(p as u32) {
+                self.queues[p] = other.queues[p];
+                self.drops[p] = other.drops[p];
+                self.ecn_marks[p] = other.ecn_marks[p];
+                self.epoch[p] = other.epoch[p];
+                self.link_losses[p] = other.link_losses[p];
+                if let (Some(a), Some(b)) = (self.entering.get_mut(p), other.entering.get(p)) {
+                    *a = b.clone();
+                }
+            }
+        }
+        self.queueing.absorb(&other.queueing);
+    }
+
     /// Keep the packets still entering each queue from now on, for `visible_backlog` (DRILL),
     /// each invisible for as long as `visibility` says. `After(0)` keeps nothing: every enqueued
     /// byte is visible at once.

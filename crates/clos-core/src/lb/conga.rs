@@ -41,7 +41,7 @@ pub struct Conga {
     from_leaf: Vec<u8>,
     /// Round-robin feedback pointer per (leaf, remote).
     fb_next: Vec<u8>,
-    rng: Stream,
+    pub(crate) rng: Stream,
     scratch: Vec<u32>,
 }
 

@@ -34,7 +34,7 @@ pub struct Drill {
     ingress_index: Vec<u32>,
     scratch: Vec<(u64, u32)>,
     sample: Vec<u32>,
-    rng: Stream,
+    pub(crate) rng: Stream,
     /// `drill-flow`: (switch, flow) -> port.
     pinned: Option<PreHashedMap<u32>>,
     /// Whether routing splits next hops into symmetric components (`routing.decompose`).

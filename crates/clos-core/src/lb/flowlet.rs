@@ -53,7 +53,7 @@ impl FlowletTable {
 
 pub struct LetFlow {
     table: FlowletTable,
-    rng: Stream,
+    pub(crate) rng: Stream,
 }
 
 impl LetFlow {
@@ -63,6 +63,11 @@ impl LetFlow {
 
     pub fn flowlets(&self) -> u64 {
         self.table.flowlets
+    }
+
+    /// Count another partition's flowlets too (`sim/merge.rs`).
+    pub fn add_flowlets(&mut self, n: u64) {
+        self.table.flowlets += n;
     }
 
     #[inline]

@@ -363,6 +363,33 @@ impl Forwarder {
         }
     }
 
+    /// Draw from now on from `streams` instead: a partition of a parallel run
+    /// (`sim/parallel.rs`) keeps the salts every world drew alike when built, but its own
+    /// draws per packet, so that partitions do not repeat one another's choices.
+    pub fn reseed(&mut self, streams: &mut Streams) {
+        match self {
+            Forwarder::Drill(d) => d.rng = streams.stream(),
+            Forwarder::Letflow(l) => l.rng = streams.stream(),
+            Forwarder::Spray(s) => s.nonces = streams.stream(),
+            Forwarder::Conga(c) => c.rng = streams.stream(),
+            _ => {}
+        }
+    }
+
+    /// Add another partition's counters of the same scheme (`sim/merge.rs`).
+    pub fn absorb_stats(&mut self, other: &Forwarder) {
+        match (self, other) {
+            (Forwarder::Drill(a), Forwarder::Drill(b)) => {
+                a.audit.decisions += b.audit.decisions;
+                a.audit.audited += b.audit.audited;
+                a.audit.least_loaded += b.audit.least_loaded;
+                a.audit.read_empty_while_busy += b.audit.read_empty_while_busy;
+            }
+            (Forwarder::Letflow(a), Forwarder::Letflow(b)) => a.add_flowlets(b.flowlets()),
+            _ => {}
+        }
+    }
+
     /// Scheme-specific counters for the summary's `load_balancer` section.
     pub fn stats(&self) -> serde_json::Value {
         match self {

@@ -33,7 +33,7 @@ pub struct Spray {
     /// Random: the switches' salts for hashing a packet's nonce.
     salted: Ecmp,
     /// Random: the packets' nonces.
-    nonces: Stream,
+    pub(crate) nonces: Stream,
 }
 
 impl Spray {

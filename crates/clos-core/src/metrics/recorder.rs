@@ -77,6 +77,10 @@ pub struct Recorder {
     quiet_since: Option<u64>,
     /// Jain's index of the uplink split per (switch, bin with traffic), by the uplinks' tier.
     pub split_jain: Vec<Vec<f64>>,
+    /// The ports whose bytes each bin reads: all, or a partition's (`keep_only`).
+    read: Vec<u32>,
+    /// Whether a bin may be told idle from the packet counts alone (`Activity`).
+    idle_shortcut: bool,
 }
 
 impl Recorder {
@@ -110,9 +114,67 @@ impl Recorder {
             links_per_tier,
             quiet_since: Some(0),
             split_jain: vec![Vec::new(); TIERS.len()],
+            read: (0..n).collect(),
+            idle_shortcut: true,
         };
         r.reserve(horizon);
         r
+    }
+
+    /// Record only the ports `mine` keeps: a partition's in a parallel run (`sim/parallel.rs`),
+    /// whose worlds' records are merged afterwards. Every bin is then read in full: a port may
+    /// still be sending packets it handed to another partition, which are alive there, not here.
+    pub fn keep_only(&mut self, t: &Topology, mine: impl Fn(u32) -> bool) {
+        self.switch_ports.retain(|&p| mine(p));
+        self.uplinks.retain(|(_, ups)| mine(ups[0]));
+        self.read.retain(|&p| mine(p));
+        self.links_per_tier = [0; TIERS.len()];
+        for &p in &self.read {
+            self.links_per_tier[t.tier_of(p)] += 1;
+        }
+        self.idle_shortcut = false;
+    }
+
+    /// Take in the records of another partition's world (`sim/merge.rs`): rows in the order a
+    /// whole run writes them (by time, then port), counts added.
+    pub fn absorb(&mut self, other: &Recorder) {
+        let q = &mut self.queues;
+        q.time_ps.extend(&other.queues.time_ps);
+        q.link.extend(&other.queues.link);
+        q.bytes.extend(&other.queues.bytes);
+        self.uplink_stdev.extend(&other.uplink_stdev);
+        let l = &mut self.link_bins;
+        l.bin_start_ps.extend(&other.link_bins.bin_start_ps);
+        l.link.extend(&other.link_bins.link);
+        l.bytes.extend(&other.link_bins.bytes);
+        l.utilisation.extend(&other.link_bins.utilisation);
+        for (a, b) in self.util_steps.iter_mut().zip(&other.util_steps) {
+            *a += b;
+        }
+        for (a, b) in self.split_jain.iter_mut().zip(&other.split_jain) {
+            a.extend(b);
+        }
+    }
+
+    /// Put the merged rows in a whole run's order (after the last `absorb`).
+    pub fn sort_rows(&mut self) {
+        let q = &mut self.queues;
+        let mut order: Vec<usize> = (0..q.time_ps.len()).collect();
+        order.sort_by_key(|&i| (q.time_ps[i], q.link[i]));
+        *q = QueueSamples {
+            time_ps: order.iter().map(|&i| q.time_ps[i]).collect(),
+            link: order.iter().map(|&i| q.link[i]).collect(),
+            bytes: order.iter().map(|&i| q.bytes[i]).collect(),
+        };
+        let l = &mut self.link_bins;
+        let mut order: Vec<usize> = (0..l.link.len()).collect();
+        order.sort_by_key(|&i| (l.bin_start_ps[i], l.link[i]));
+        *l = LinkBins {
+            bin_start_ps: order.iter().map(|&i| l.bin_start_ps[i]).collect(),
+            link: order.iter().map(|&i| l.link[i]).collect(),
+            bytes: order.iter().map(|&i| l.bytes[i]).collect(),
+            utilisation: order.iter().map(|&i| l.utilisation[i]).collect(),
+        };
     }
 
     fn reserve(&mut self, horizon: Time) {
@@ -167,7 +229,7 @@ impl Recorder {
             return;
         }
         let idle = self.quiet_since == Some(activity.sent);
-        self.quiet_since = (activity.alive == 0).then_some(activity.sent);
+        self.quiet_since = (self.idle_shortcut && activity.alive == 0).then_some(activity.sent);
         if idle {
             self.close_idle_bin(now);
             return;
@@ -181,7 +243,8 @@ impl Recorder {
         }
         let (sent, before) = (&self.sent_now, &self.sent_at_bin_start);
         let delta = |p: usize| sent[p] - before[p];
-        for p in 0..ports.len() {
+        for &p in &self.read {
+            let p = p as usize;
             let bytes = delta(p);
             let util = bytes as f64 * 8.0 / (ports.rate_bps[p] as f64 * seconds(width));
             let step = ((util * 100.0).round() as usize).min(UTIL_STEPS - 1);
@@ -210,8 +273,8 @@ impl Recorder {
             self.util_steps[tier * UTIL_STEPS] += links;
         }
         if self.keep_link_bins {
-            for p in 0..self.sent_now.len() {
-                self.link_bins.push(self.bin_start, p as u32, 0, 0.0);
+            for &p in &self.read {
+                self.link_bins.push(self.bin_start, p, 0, 0.0);
             }
         }
         // Jain's index is taken only over bins with traffic: nothing to add.

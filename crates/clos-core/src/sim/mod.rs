@@ -6,12 +6,15 @@
 //! their working size, allocates nothing. Host-side transport glue lives in `host.rs`.
 
 mod arrivals;
+mod barrier;
 mod directory;
 mod egress;
 pub mod failures;
 mod host;
 mod jitter;
+mod merge;
 pub mod multicast;
+pub mod parallel;
 pub mod report;
 mod service;
 mod shape;
@@ -126,6 +129,8 @@ pub struct World {
     exact_hops: bool,
     /// Every event through the general loop (`shape.rs`), for tests that compare the shapes.
     general_only: bool,
+    /// The partition this world runs in a parallel run (`parallel.rs`); `None`: the whole fabric.
+    part: Option<Box<parallel::Part>>,
     /// Switch ports hold class queues (`fabric/scheduler.rs`), which only the general loop asks.
     scheduled: bool,
     /// Traffic class of each workload part's flows, indexed by `FlowSpec::service`.
@@ -250,10 +255,19 @@ fn flow_entropy(i: usize, f: &FlowSpec) -> [u64; 2] {
 
 impl World {
     pub fn new(s: &Scenario) -> Result<World> {
+        World::build(s, None)
+    }
+
+    /// The world of a whole run, or with `part` of one partition of a parallel run
+    /// (`parallel.rs`): it holds every flow and node, but starts only its own hosts' flows,
+    /// records only its own ports, hands packets for other partitions' nodes over, and draws
+    /// from random streams of its own.
+    fn build(s: &Scenario, part: Option<parallel::Part>) -> Result<World> {
         let topo = s.topology.build()?;
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
+
         let link_jitter = jitter::LinkJitter::new(s.topology.link_jitter.map(|d| d.0), topo.ports.len(), s.seed);
         let jitter = jitter::Jitter::new(s.host.jitter.map(|d| d.0), topo.n_hosts, s.seed);
         let mut flows = generated.flows;
@@ -291,6 +305,9 @@ impl World {
             f.start_control(&topo, &mut routes, &state)?; // `[convergence] mode = "controller"`
         }
         let mut fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
+        if let Some(p) = &part {
+            fwd.reseed(&mut Streams::new(mix64(s.seed ^ mix64(u64::from(p.me) + 1))));
+        }
         if let Some(c) = s.convergence.as_ref().filter(|c| c.mode == crate::failures::ConvergenceMode::Controller) {
             let c = c.controller_settings();
             let names = topo.nodes[topo.n_hosts..].iter().map(|n| n.name.clone()).collect();
@@ -324,7 +341,8 @@ impl World {
         });
         let n = flows.len();
         // Buckets sized to the events this fabric makes per microsecond (event.rs).
-        let host_bps: u64 = topo.ports.iter().filter(|p| topo.is_host(p.from)).map(|p| p.rate_bps).sum();
+        // A partition's calendar holds its own hosts' share.
+        let host_bps: u64 = topo.ports.iter().filter(|p| topo.is_host(p.from) && part.as_ref().is_none_or(|q| q.owns(p.from))).map(|p| p.rate_bps).sum();
         let mut queue = EventQueue::with_bucket_bits(crate::event::bucket_bits_for(host_bps as f64), 1024);
         // Each flow keeps one retransmission timer in the far heap, and a timer moved earlier
         // leaves its old entry there until it fires (`RtoTimer`): four a flow is ample.
@@ -332,7 +350,7 @@ impl World {
         let answers: std::collections::HashMap<u32, u32> = generated.starts_on_arrival.iter().copied().collect();
         let answered: std::collections::HashSet<u32> = answers.values().copied().collect();
         for (i, f) in flows.iter().enumerate() {
-            if !answered.contains(&(i as u32)) {
+            if !answered.contains(&(i as u32)) && part.as_ref().is_none_or(|p| p.owns(f.src)) {
                 queue.schedule(f.start, Event::FlowStart { flow: i as u32 });
             }
         }
@@ -343,7 +361,10 @@ impl World {
             Stop::At(d) => d.0.min(s.time_limit().0),
             Stop::AllFlowsDone => s.time_limit().0,
         };
-        let recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries, max_time);
+        let mut recorder = Recorder::new(&topo, s.output.queue_interval.map(|d| d.0), s.output.bin.0, s.output.link_timeseries, max_time);
+        if let Some(p) = &part {
+            recorder.keep_only(&topo, |port| p.owns(topo.ports[port as usize].from));
+        }
         if let Some(t) = recorder.queue_interval {
             queue.schedule(t, Event::QueueSample);
         }
@@ -411,6 +432,7 @@ impl World {
             look_ahead_flows,
             exact_hops,
             general_only: false,
+            part: part.map(Box::new),
             scheduled,
             service_class: if s.switch.tenant_queues {
                 tenancy.of_service.iter().map(|t| t.expect("validated: every part has a tenant") as u8).collect()
@@ -466,14 +488,20 @@ impl World {
         const OFF: u8 = Look::Off.code();
         const HOPS: u8 = Look::Hops.code();
         const FLOWS: u8 = Look::HopsAndFlows.code();
-        match (self.shape(), self.look()) {
-            (Known::Any, _) | (_, Look::Asked) => self.run_loop::<General>(limit),
-            (Known::Ecmp, Look::Off) => self.run_loop::<Plain<false, OFF>>(limit),
-            (Known::Ecmp, Look::Hops) => self.run_loop::<Plain<false, HOPS>>(limit),
-            (Known::Ecmp, Look::HopsAndFlows) => self.run_loop::<Plain<false, FLOWS>>(limit),
-            (Known::SprayRandom, Look::Off) => self.run_loop::<Plain<true, OFF>>(limit),
-            (Known::SprayRandom, Look::Hops) => self.run_loop::<Plain<true, HOPS>>(limit),
-            (Known::SprayRandom, Look::HopsAndFlows) => self.run_loop::<Plain<true, FLOWS>>(limit),
+        match (self.shape(), self.look(), self.part.is_some()) {
+            (Known::Any, _, _) | (_, Look::Asked, _) => self.run_loop::<General>(limit),
+            (Known::Ecmp, Look::Off, false) => self.run_loop::<Plain<false, OFF, false>>(limit),
+            (Known::Ecmp, Look::Hops, false) => self.run_loop::<Plain<false, HOPS, false>>(limit),
+            (Known::Ecmp, Look::HopsAndFlows, false) => self.run_loop::<Plain<false, FLOWS, false>>(limit),
+            (Known::SprayRandom, Look::Off, false) => self.run_loop::<Plain<true, OFF, false>>(limit),
+            (Known::SprayRandom, Look::Hops, false) => self.run_loop::<Plain<true, HOPS, false>>(limit),
+            (Known::SprayRandom, Look::HopsAndFlows, false) => self.run_loop::<Plain<true, FLOWS, false>>(limit),
+            (Known::Ecmp, Look::Off, true) => self.run_loop::<Plain<false, OFF, true>>(limit),
+            (Known::Ecmp, Look::Hops, true) => self.run_loop::<Plain<false, HOPS, true>>(limit),
+            (Known::Ecmp, Look::HopsAndFlows, true) => self.run_loop::<Plain<false, FLOWS, true>>(limit),
+            (Known::SprayRandom, Look::Off, true) => self.run_loop::<Plain<true, OFF, true>>(limit),
+            (Known::SprayRandom, Look::Hops, true) => self.run_loop::<Plain<true, HOPS, true>>(limit),
+            (Known::SprayRandom, Look::HopsAndFlows, true) => self.run_loop::<Plain<true, FLOWS, true>>(limit),
         }
     }
 
@@ -785,12 +813,13 @@ impl World {
 
     /// What the recorder needs to tell an idle bin.
     fn activity(&self) -> crate::metrics::recorder::Activity {
-        crate::metrics::recorder::Activity { sent: self.counters.sent, alive: self.in_flight() }
+        let received = self.part.as_ref().map_or(0, |p| p.received);
+        crate::metrics::recorder::Activity { sent: self.counters.sent + received, alive: self.in_flight() }
     }
 
     /// Packets still alive (in a queue or on a wire) after `run`.
     pub fn in_flight(&self) -> u64 {
-        self.pool.live() as u64
+        self.pool.live() as u64 + self.part.as_ref().map_or(0, |p| p.elsewhere)
     }
 
     /// sent = delivered + dropped + in flight, or an error.
@@ -970,7 +999,7 @@ impl World {
                 }
                 // Plain runs have no link noise (`shape`), and do not ask.
                 let arrival = if S::PLAIN { arrival } else { self.link_arrival(port, arrival) };
-                self.queue.schedule_arrival(arrival, to, h);
+                self.send_on::<S>(arrival, to, h);
             }
         }
     }
@@ -1009,7 +1038,34 @@ impl World {
                 self.pool.get_mut(h).flags |= FLAG_CE;
             }
             let arrival = self.link_arrival(port, arrival);
-            self.queue.schedule_arrival(arrival, to, h);
+            self.send_on::<General>(arrival, to, h);
+        }
+    }
+
+    /// Packet `h` is on its way to node `to`, where it arrives at `arrival`: an event in this
+    /// world's calendar, or, in a parallel run, a message to the partition that runs `to`.
+    #[inline(always)]
+    fn send_on<S: Shape>(&mut self, arrival: Time, to: u32, h: u32) {
+        if let (true, Some(p)) = (S::PARTED, self.part.as_deref_mut()) {
+            if !p.owns(to) {
+                let dest = p.of_node[to as usize] as usize;
+                p.outbox[dest].push(parallel::Message { time: arrival, node: to, pkt: *self.pool.get(h) });
+                self.pool.free(h);
+                return;
+            }
+        }
+        self.queue.schedule_arrival(arrival, to, h);
+    }
+
+    /// Packets other partitions handed over in the window that ends at `end` (`parallel.rs`),
+    /// into the calendar in the order given.
+    fn take_messages(&mut self, messages: &mut Vec<parallel::Message>, end: Time) {
+        let part = self.part.as_mut().expect("a partition's world");
+        part.received += messages.len() as u64;
+        for m in messages.drain(..) {
+            debug_assert!(m.time >= end, "a message arrives within the window it was sent in");
+            let h = self.pool.alloc(m.pkt);
+            self.queue.schedule_arrival(m.time, m.node, h);
         }
     }
 

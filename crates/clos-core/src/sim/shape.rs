@@ -50,23 +50,29 @@ pub(super) trait Shape {
     /// that their hop, exact in the look-ahead's prediction, is taken from it.
     const PLAIN: bool = !matches!(Self::KNOWN, Known::Any);
     const LOOK: Look;
+    /// Whether the world may be a partition of a parallel run (`parallel.rs`), whose packets
+    /// to other partitions' nodes are handed over: asked per hop only where this is true.
+    const PARTED: bool;
 }
 
 /// Anything: failures, the directory, the shim, any scheme; the look-ahead as asked.
 pub(super) struct General;
 
 /// ECMP (`SPRAY` false) or random spraying (true) on a fabric that never changes, without the
-/// directory or the shim, looking ahead as `Look::code` `LOOK` says.
-pub(super) struct Plain<const SPRAY: bool, const LOOK: u8>;
+/// directory or the shim, looking ahead as `Look::code` `LOOK` says, in a partition of a parallel
+/// run if `PARTED`.
+pub(super) struct Plain<const SPRAY: bool, const LOOK: u8, const PARTED: bool>;
 
 impl Shape for General {
     const KNOWN: Known = Known::Any;
     const LOOK: Look = Look::Asked;
+    const PARTED: bool = true;
 }
 
-impl<const SPRAY: bool, const LOOK: u8> Shape for Plain<SPRAY, LOOK> {
+impl<const SPRAY: bool, const LOOK: u8, const PARTED: bool> Shape for Plain<SPRAY, LOOK, PARTED> {
     const KNOWN: Known = if SPRAY { Known::SprayRandom } else { Known::Ecmp };
     const LOOK: Look = Look::of_code(LOOK);
+    const PARTED: bool = PARTED;
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! out what a real engine adds (cross-partition messages, the calendar per partition), so the
 //! speedups are upper bounds.
 
+use super::barrier::SpinBarrier;
 use super::World;
 use crate::error::{Error, Result};
 use crate::event::Event;
@@ -27,7 +28,6 @@ use crate::scenario::{Scenario, TopologyKind};
 use crate::topology::partition::{partition, Layout, Partitioning};
 use crate::units::Time;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 /// A barrier round's cost for the pessimistic estimate, in nanoseconds: many threads over
@@ -82,28 +82,6 @@ pub enum BarrierKind {
     Spin,
 }
 
-/// A sense-reversing spin barrier: the last thread to arrive resets the count and flips the
-/// sense that the others spin on.
-struct SpinBarrier {
-    threads: usize,
-    arrived: AtomicUsize,
-    sense: AtomicBool,
-}
-
-impl SpinBarrier {
-    fn wait(&self, local: &mut bool) {
-        *local = !*local;
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.sense.store(*local, Ordering::Release);
-        } else {
-            while self.sense.load(Ordering::Acquire) != *local {
-                std::hint::spin_loop();
-            }
-        }
-    }
-}
-
 /// Nanoseconds one barrier round costs with `threads` threads (at least 2): the least of 21
 /// runs of `rounds` rounds each, the cost when every thread has a core (on a machine that
 /// others share, most runs also measure the scheduler handing a core back and forth).
@@ -111,7 +89,7 @@ pub fn barrier_ns(kind: BarrierKind, threads: usize, rounds: u32) -> f64 {
     let threads = threads.max(2);
     let runs = (0..21).map(|_| {
         let std_barrier = Arc::new(Barrier::new(threads));
-        let spin = Arc::new(SpinBarrier { threads, arrived: AtomicUsize::new(0), sense: AtomicBool::new(false) });
+        let spin = Arc::new(SpinBarrier::new(threads));
         let rounds_of = move |std_barrier: &Barrier, spin: &SpinBarrier| {
             let mut local = false;
             for _ in 0..rounds {

@@ -95,25 +95,38 @@ pub fn partition(topo: &Topology, layout: Layout) -> Partitioning {
         Layout::LeafSpine => (by_tor_groups(topo), "leaf groups (one leaf each up to 64), spines spread"),
         Layout::Other => (by_tor_groups(topo), "ToR groups (one ToR each up to 64), other switches spread"),
     };
-    let count = of_node.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
-    let cut: Vec<u32> = (0..topo.links.len() as u32)
-        .filter(|&l| {
-            let port = &topo.ports[topo.links[l as usize][0] as usize];
-            of_node[port.from as usize] != of_node[port.to as usize]
-        })
-        .collect();
-    let lookahead = cut
-        .iter()
-        .flat_map(|&l| topo.links[l as usize])
-        .map(|p| {
-            let port = &topo.ports[p as usize];
-            port.delay + tx_time(smallest_frame(), port.rate_bps)
-        })
-        .min();
-    Partitioning { of_node, count, rule, cut, lookahead }
+    Partitioning::of_nodes(topo, of_node, rule)
 }
 
 impl Partitioning {
+    /// The partitioning that puts node n in partition `of_node[n]`: its cut and lookahead.
+    fn of_nodes(topo: &Topology, of_node: Vec<u32>, rule: &'static str) -> Partitioning {
+        let count = of_node.iter().map(|&p| p as usize + 1).max().unwrap_or(0);
+        let cut: Vec<u32> = (0..topo.links.len() as u32)
+            .filter(|&l| {
+                let port = &topo.ports[topo.links[l as usize][0] as usize];
+                of_node[port.from as usize] != of_node[port.to as usize]
+            })
+            .collect();
+        let lookahead = cut
+            .iter()
+            .flat_map(|&l| topo.links[l as usize])
+            .map(|p| {
+                let port = &topo.ports[p as usize];
+                port.delay + tx_time(smallest_frame(), port.rate_bps)
+            })
+            .min();
+        Partitioning { of_node, count, rule, cut, lookahead }
+    }
+
+    /// These partitions joined into `groups` of consecutive ones, as even in number as they
+    /// divide (`run.partitions`): fewer messages and calendars, less to balance.
+    pub fn grouped(self, topo: &Topology, groups: usize) -> Partitioning {
+        let (count, groups) = (self.count as u64, groups.clamp(1, self.count.max(1)) as u64);
+        let of_node = self.of_node.iter().map(|&p| (p as u64 * groups / count) as u32).collect();
+        Partitioning::of_nodes(topo, of_node, self.rule)
+    }
+
     /// Each partition's nodes, hosts, switches and ports.
     pub fn shares(&self, topo: &Topology) -> Vec<Share> {
         let mut shares = vec![Share::default(); self.count];
