@@ -77,6 +77,10 @@ LONG = ["stop=1s", "max_time=1s"]
 COMMAND = ["from clos.cli.launch import main; main()", "run", str(BENCH_B1)]
 COMMAND += ["--set", LONG[0], "--set", LONG[1], "-q", "--out"]
 LIBRARY = [f"import sys, clos; clos.run({str(BENCH_B1)!r}, overrides={LONG!r}).save(sys.argv[1])"]
+# Not a plain run (typer runs it on the main thread) with a progress display, on two threads:
+# Ctrl-C is raised in the display's Python code, which must stop the run too.
+THREADS = ["from clos.cli.launch import main; main()", "run", str(BENCH_B1), "--threads", "2"]
+THREADS += ["--set", LONG[0], "--set", LONG[1], "--out"]
 
 
 @pytest.mark.parametrize(
@@ -84,8 +88,9 @@ LIBRARY = [f"import sys, clos; clos.run({str(BENCH_B1)!r}, overrides={LONG!r}).s
     [
         (COMMAND, lambda status, stderr: status == 130),  # the shells' status for Ctrl-C
         (LIBRARY, lambda status, stderr: status != 0 and "KeyboardInterrupt" in stderr),
+        (THREADS, lambda status, stderr: status == 130),
     ],
-    ids=["command", "library"],
+    ids=["command", "library", "threads"],
 )
 def test_ctrl_c_stops_a_run_and_saves_nothing(code: list[str], interrupted, tmp_path: Path):
     # B1 for one simulated second takes about half a minute here; Ctrl-C after one second of

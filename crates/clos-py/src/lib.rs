@@ -83,8 +83,14 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>, c
             Python::attach(|py| {
                 if let Some(f) = &progress {
                     let args = (seconds(p.now), seconds(p.end), p.flows_done, p.flows, p.events);
-                    // A failing progress display must not abort the simulation.
-                    let _ = f.call1(py, args);
+                    // A failing progress display must not abort the simulation; but Ctrl-C
+                    // may be raised in it, as its Python code is where the handler runs.
+                    if let Err(e) = f.call1(py, args) {
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            signal = Some(e);
+                            return false;
+                        }
+                    }
                 }
                 if let Err(e) = py.check_signals() {
                     signal = Some(e);
