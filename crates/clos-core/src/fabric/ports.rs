@@ -129,8 +129,10 @@ impl Ports {
     }
 
     /// Take the state of the ports `mine` keeps from a partition's world of a parallel run
-    /// (`sim/merge.rs`), which alone ran them; the queueing delays of all its ports are added.
-    pub fn absorb(&mut self, other: &Ports, mine: impl Fn(u32) -> bool) {
+    /// (`sim/merge.rs`), which alone ran them (their class queues too: what they hold counts in
+    /// the bytes sent); the queueing delays of all its ports are added. A switch's shared
+    /// buffer only decides admission, and is not taken.
+    pub fn absorb(&mut self, other: &mut Ports, mine: impl Fn(u32) -> bool) {
         for p in 0..self.queues.len() {
             if mine(p as u32) {
                 self.queues[p] = other.queues[p];
@@ -140,6 +142,9 @@ impl Ports {
                 self.link_losses[p] = other.link_losses[p];
                 if let (Some(a), Some(b)) = (self.entering.get_mut(p), other.entering.get(p)) {
                     *a = b.clone();
+                }
+                if let (Some(a), Some(b)) = (self.sched.as_deref_mut(), other.sched.as_deref_mut()) {
+                    a.swap_port(b, p);
                 }
             }
         }

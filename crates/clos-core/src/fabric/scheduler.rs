@@ -86,6 +86,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
+    /// Swap port `port`'s class queues with `other`'s (`Ports::absorb`).
+    pub fn swap_port(&mut self, other: &mut Scheduler, port: usize) {
+        std::mem::swap(&mut self.ports[port], &mut other.ports[port]);
+    }
+
     /// `scheduled(p)` says which of `n_ports` ports have class queues.
     pub fn new(classes: &[Class], quantum: u64, dequeue_marking: bool, n_ports: usize, scheduled: impl Fn(usize) -> bool) -> Scheduler {
         let mut priorities: Vec<u8> = classes.iter().map(|c| c.priority).collect();

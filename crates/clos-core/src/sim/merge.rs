@@ -62,7 +62,7 @@ pub fn merge(mut worlds: Vec<World>, stop: Stop) -> World {
             }
         }
         let topo = &base.topo;
-        base.ports.absorb(&w.ports, |port| owns(topo.ports[port as usize].from));
+        base.ports.absorb(&mut w.ports, |port| owns(topo.ports[port as usize].from));
         base.recorder.absorb(&w.recorder);
         base.fwd.absorb_stats(&w.fwd);
         elsewhere += w.in_flight();

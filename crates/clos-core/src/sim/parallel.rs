@@ -110,18 +110,6 @@ pub fn check(s: &Scenario) -> Result<()> {
     if s.topology.link_jitter.is_some() {
         return refuse("topology.link_jitter", "link timing noise (one random stream for all links)");
     }
-    if s.switch.pool.is_some() {
-        return refuse("switch.pool", "shared switch buffers");
-    }
-    if !s.switch.classes.is_empty() {
-        return refuse("switch.classes", "class queues at switch ports");
-    }
-    if s.switch.tenant_queues {
-        return refuse("switch.tenant_queues", "tenant queues at switch ports");
-    }
-    if s.switch.ecn_marking == crate::scenario::EcnMarking::Dequeue {
-        return refuse("switch.ecn_marking", "marking at dequeue (class queues at switch ports)");
-    }
     Ok(())
 }
 
@@ -385,6 +373,13 @@ mod tests {
             (r#", "run": {"threads": 1}"#, 4),
             (r#", "routing": {"scheme": "drill"}, "run": {"threads": 1}"#, 4),
             (r#", "routing": {"scheme": "spray-random"}, "run": {"threads": 1, "partitions": 3}"#, 3),
+            (r#", "switch": {"buffer": "30KB", "ecn_threshold": "15KB", "pool": "60KB"}, "run": {"threads": 1}"#, 4),
+            (
+                r#", "switch": {"buffer": "30KB", "ecn_threshold": "15KB", "classes": [{"weight": 1}, {"weight": 3}]}, "run": {"threads": 1},
+                   "workload": {"kind": "services", "services": [{"kind": "permutation", "bytes": "300KB", "class": 0},
+                                                                 {"kind": "permutation", "bytes": "300KB", "class": 1}]}"#,
+                4,
+            ),
         ] {
             let (one, p) = computed(&scenario(extra));
             assert_eq!(p, partitions, "a k = 4 fat tree runs as its 4 pods, or as asked");
