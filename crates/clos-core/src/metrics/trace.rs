@@ -182,6 +182,13 @@ impl Trace {
         set
     }
 
+    /// Take in another partition's rows of a parallel run (`sim/merge.rs`), then keep all in
+    /// time order; rows at one time stay in partition order.
+    pub fn absorb(&mut self, other: &Trace) {
+        self.rows.extend_from_slice(&other.rows);
+        self.rows.sort_by_key(|r| r.time);
+    }
+
     pub fn table(&self) -> TraceTable {
         let mut t = TraceTable::default();
         for r in &self.rows {

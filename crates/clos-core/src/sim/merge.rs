@@ -5,7 +5,8 @@
 //! receiver side to its destination's, a port to the partition of the node it leaves. The merged
 //! world takes each piece from its owner and adds the counts that any partition may have made
 //! (packets sent, delivered and dropped, a flow's drops, goodput per bin, queueing histograms,
-//! the scheme's counters). Rows of the recorder's tables are put in a whole run's order.
+//! the scheme's counters). Rows of the recorder's tables and of a packet trace are put in a
+//! whole run's order.
 
 use super::World;
 use crate::scenario::Stop;
@@ -65,6 +66,9 @@ pub fn merge(mut worlds: Vec<World>, stop: Stop) -> World {
         base.ports.absorb(&mut w.ports, |port| owns(topo.ports[port as usize].from));
         base.recorder.absorb(&w.recorder);
         base.fwd.absorb_stats(&w.fwd);
+        if let (Some(a), Some(b)) = (base.trace.as_deref_mut(), w.trace.as_deref()) {
+            a.absorb(b);
+        }
         elsewhere += w.in_flight();
     }
     base.recorder.sort_rows();

@@ -101,15 +101,6 @@ pub fn check(s: &Scenario) -> Result<()> {
     if s.routing.scheme == Scheme::Conga {
         return refuse("routing.scheme", "CONGA (its leaves' congestion tables are shared)");
     }
-    if !s.output.trace.is_empty() {
-        return refuse("output.trace", "packet traces");
-    }
-    if s.host.jitter.is_some() {
-        return refuse("host.jitter", "host software waits (one random stream for all hosts)");
-    }
-    if s.topology.link_jitter.is_some() {
-        return refuse("topology.link_jitter", "link timing noise (one random stream for all links)");
-    }
     Ok(())
 }
 
@@ -364,7 +355,8 @@ mod tests {
             r.summary["stats"][key] = serde_json::Value::Null;
         }
         r.summary["scenario"] = serde_json::Value::Null; // which says how many threads
-        (format!("{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}", r.summary, r.flows, r.links, r.timeseries, r.queues, r.link_timeseries), partitions)
+        let tables = format!("{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}", r.flows, r.links, r.timeseries, r.queues, r.link_timeseries, r.trace);
+        (format!("{}\n{tables}", r.summary), partitions)
     }
 
     #[test]
@@ -374,6 +366,11 @@ mod tests {
             (r#", "routing": {"scheme": "drill"}, "run": {"threads": 1}"#, 4),
             (r#", "routing": {"scheme": "spray-random"}, "run": {"threads": 1, "partitions": 3}"#, 3),
             (r#", "switch": {"buffer": "30KB", "ecn_threshold": "15KB", "pool": "60KB"}, "run": {"threads": 1}"#, 4),
+            (
+                r#", "host": {"jitter": "2us"}, "topology": {"kind": "fat_tree", "k": 4, "link_jitter": "1us"},
+                   "output": {"trace": [0, 5, 11], "bin": "100us"}, "run": {"threads": 1}"#,
+                4,
+            ),
             (
                 r#", "switch": {"buffer": "30KB", "ecn_threshold": "15KB", "classes": [{"weight": 1}, {"weight": 3}]}, "run": {"threads": 1},
                    "workload": {"kind": "services", "services": [{"kind": "permutation", "bytes": "300KB", "class": 0},
@@ -415,7 +412,7 @@ mod tests {
         let json = |threads: &str| {
             format!(
                 r#"{{"stop": "all_flows_done", "topology": {{"kind": "fat_tree", "k": 4}},
-                    "workload": {{"kind": "flows", "file": "{}"}} {threads}}}"#,
+                    "workload": {{"kind": "flows", "file": "{}"}}, "output": {{"trace": [0]}} {threads}}}"#,
                 csv.display()
             )
         };
@@ -425,6 +422,16 @@ mod tests {
         assert!(seq.flows.finished[0] && par.flows.finished[0]);
         assert_eq!(par.flows.fct_ps, seq.flows.fct_ps);
         assert_eq!(par.flows.delivered, seq.flows.delivered);
+        assert!(seq.trace.time_ps.len() > 1000, "every packet of the flow is traced");
+        let rows = |t: &crate::metrics::trace::TraceTable| {
+            (0..t.time_ps.len()).map(|i| format!("{} {} {} {} {}", t.time_ps[i], t.flow[i], t.event[i], t.seg[i], t.link[i])).collect::<Vec<_>>().join("\n")
+        };
+        // The partitions also ran the rest of the last window: an ACK reaches the sender.
+        let (par_rows, seq_rows) = (rows(&par.trace), rows(&seq.trace));
+        assert!(par_rows.starts_with(&seq_rows), "the same packets at the same picoseconds");
+        let end = seq.flows.end_ps[0];
+        let extra = &par.trace.time_ps[seq.trace.time_ps.len()..];
+        assert!(extra.iter().all(|&t| t > end && t < end + 1_100_000), "only the last window's rest: {extra:?}");
         assert_eq!(par.summary["packets"]["dropped"], 0);
     }
 
