@@ -76,6 +76,7 @@ def test_bench_threads_reports_speedup_and_identity(runner: CliRunner):
         (["run", "fat-tree-k4", "--threads", "2", "--set", "run.partitions=9"], "4 partitions"),
         (["run", "vl2-testbed", "--threads", "2", "--set", "routing.scheme=conga"], "CONGA"),
         (["bench", "--only", "b1", "--threads", "0,2"], "at least 1"),
+        (["run", "fat-tree-k4", "--set", "run=3"], "run"),
     ],
 )
 def test_what_it_cannot_run_is_one_clear_error(

@@ -134,7 +134,8 @@ def simulate(scenario: Scenario, quiet: bool) -> Results:
 
 def engine_note(scenario: Scenario) -> str:
     """What the progress line says of the engine: nothing for a sequential run."""
-    threads = scenario.table.get("run", {}).get("threads")
+    run = scenario.table.get("run")
+    threads = run.get("threads") if isinstance(run, dict) else None
     if not isinstance(threads, int) or isinstance(threads, bool):
         return ""
     return f" (partitioned, {threads} thread{'s' if threads != 1 else ''})"

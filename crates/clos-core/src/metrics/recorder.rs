@@ -161,19 +161,15 @@ impl Recorder {
         let q = &mut self.queues;
         let mut order: Vec<usize> = (0..q.time_ps.len()).collect();
         order.sort_by_key(|&i| (q.time_ps[i], q.link[i]));
-        *q = QueueSamples {
-            time_ps: order.iter().map(|&i| q.time_ps[i]).collect(),
-            link: order.iter().map(|&i| q.link[i]).collect(),
-            bytes: order.iter().map(|&i| q.bytes[i]).collect(),
-        };
+        *q = QueueSamples { time_ps: permuted(&q.time_ps, &order), link: permuted(&q.link, &order), bytes: permuted(&q.bytes, &order) };
         let l = &mut self.link_bins;
         let mut order: Vec<usize> = (0..l.link.len()).collect();
         order.sort_by_key(|&i| (l.bin_start_ps[i], l.link[i]));
         *l = LinkBins {
-            bin_start_ps: order.iter().map(|&i| l.bin_start_ps[i]).collect(),
-            link: order.iter().map(|&i| l.link[i]).collect(),
-            bytes: order.iter().map(|&i| l.bytes[i]).collect(),
-            utilisation: order.iter().map(|&i| l.utilisation[i]).collect(),
+            bin_start_ps: permuted(&l.bin_start_ps, &order),
+            link: permuted(&l.link, &order),
+            bytes: permuted(&l.bytes, &order),
+            utilisation: permuted(&l.utilisation, &order),
         };
     }
 
@@ -285,6 +281,11 @@ impl Recorder {
     pub fn utilisation_percentile(&self, tier: usize, p: f64) -> Option<f64> {
         rank_bucket(&self.util_steps[tier * UTIL_STEPS..(tier + 1) * UTIL_STEPS], p).map(|(step, _)| step as f64 / 100.0)
     }
+}
+
+/// `column`'s values in `order`.
+fn permuted<T: Copy>(column: &[T], order: &[usize]) -> Vec<T> {
+    order.iter().map(|&i| column[i]).collect()
 }
 
 /// Sum and sum of squares.

@@ -267,7 +267,6 @@ impl World {
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
-
         let link_jitter = jitter::LinkJitter::new(s.topology.link_jitter.map(|d| d.0), topo.ports.len(), s.seed);
         let jitter = jitter::Jitter::new(s.host.jitter.map(|d| d.0), topo.n_hosts, s.seed);
         let mut flows = generated.flows;
@@ -813,8 +812,7 @@ impl World {
 
     /// What the recorder needs to tell an idle bin.
     fn activity(&self) -> crate::metrics::recorder::Activity {
-        let received = self.part.as_ref().map_or(0, |p| p.received);
-        crate::metrics::recorder::Activity { sent: self.counters.sent + received, alive: self.in_flight() }
+        crate::metrics::recorder::Activity { sent: self.counters.sent, alive: self.in_flight() }
     }
 
     /// Packets still alive (in a queue or on a wire) after `run`.
@@ -1060,8 +1058,6 @@ impl World {
     /// Packets other partitions handed over in the window that ends at `end` (`parallel.rs`),
     /// into the calendar in the order given.
     fn take_messages(&mut self, messages: &mut Vec<parallel::Message>, end: Time) {
-        let part = self.part.as_mut().expect("a partition's world");
-        part.received += messages.len() as u64;
         for m in messages.drain(..) {
             debug_assert!(m.time >= end, "a message arrives within the window it was sent in");
             let h = self.pool.alloc(m.pkt);

@@ -50,8 +50,6 @@ pub struct Part {
     pub me: u32,
     /// Messages to each partition from this window.
     pub outbox: Vec<Vec<Message>>,
-    /// Messages taken in: an arrival from elsewhere is activity, as a packet sent is.
-    pub received: u64,
     /// Packets in flight that this world's pool does not hold: after a merge, those alive in
     /// the other partitions' pools (every message has been taken in by then).
     pub elsewhere: u64,
@@ -59,7 +57,7 @@ pub struct Part {
 
 impl Part {
     fn new(of_node: Arc<Vec<u32>>, me: u32, partitions: usize) -> Part {
-        Part { of_node, me, outbox: vec![Vec::new(); partitions], received: 0, elsewhere: 0 }
+        Part { of_node, me, outbox: vec![Vec::new(); partitions], elsewhere: 0 }
     }
 
     #[inline]
