@@ -45,6 +45,22 @@ def test_clos_run_gives_the_same_results_on_one_and_two_threads(runner: CliRunne
     assert one[2].equals(two[2])
 
 
+def test_partitions_joined_as_the_page_shows(runner: CliRunner, tmp_path: Path):
+    args = [
+        "run",
+        "fat-tree-k4",
+        "--threads",
+        "2",
+        "--set",
+        "run.partitions=2",
+        "--out",
+        str(tmp_path),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "partitioned: 2 partitions on 2 threads" in result.output
+
+
 def test_a_sequential_run_says_so(runner: CliRunner, tmp_path: Path):
     result = runner.invoke(app, ["run", "fat-tree-k4", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
