@@ -150,6 +150,7 @@ impl Span {
 /// Distinct lists stored back to back, each interned once under a dense id: list `i` is
 /// `items[start[i]..start[i + 1]]`. Equal-cost groups and weighted splits are both kept so, and
 /// the forwarding path reads them as plain slices.
+#[derive(Clone)]
 struct Lists<T> {
     items: Vec<T>,
     start: Vec<u32>,
@@ -183,6 +184,7 @@ impl<T: Copy + Eq + std::hash::Hash> Lists<T> {
     }
 }
 
+#[derive(Clone)]
 pub struct Routes {
     /// Every distinct equal-cost group (a list of ports), by group id.
     groups: Lists<u32>,

@@ -26,6 +26,7 @@ use crate::routing::{switch_distances, LinkState, Routes, Tables};
 use crate::topology::Role;
 use crate::topology::Topology;
 use crate::units::Time;
+use std::sync::Arc;
 
 /// What happened to one change, for the summary's timeline.
 #[derive(Clone, Debug, Default)]
@@ -231,13 +232,13 @@ impl World {
         }
         let f = self.faults.as_mut().expect("adverts only with failures");
         if let Some(c) = f.control.as_mut() {
-            let steps = c.on_change(&self.topo, &mut self.routes, &f.advertised, i as usize, now);
+            let steps = c.on_change(&self.topo, Arc::make_mut(&mut self.routes), &f.advertised, i as usize, now);
             let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
             self.fwd.on_routes_changed(&fabric);
             self.schedule_steps(steps);
             return;
         }
-        let tables = self.routes.tables(&self.topo, &f.advertised);
+        let tables = Arc::make_mut(&mut self.routes).tables(&self.topo, &f.advertised);
         {
             let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
             self.fwd.on_routes_changed(&fabric);
@@ -245,7 +246,7 @@ impl World {
         let switches = self.topo.n_hosts as u32..self.topo.nodes.len() as u32;
         if f.spec.mode == ConvergenceMode::Ideal {
             for s in switches {
-                self.routes.install(s, &tables);
+                Arc::make_mut(&mut self.routes).install(s, &tables);
             }
             f.records[i as usize].converged = Some(now);
             return;
@@ -284,14 +285,14 @@ impl World {
         let now = self.now;
         let f = self.faults.as_mut().expect("installs only with failures");
         if let Some(c) = f.control.as_mut() {
-            let (converged, waiting) = c.run_step(version, &mut self.routes, now);
+            let (converged, waiting) = c.run_step(version, Arc::make_mut(&mut self.routes), now);
             for change in converged {
                 f.records[change].converged = Some(now);
             }
             // Per-flow: a check, and the removal once the old flows are over.
             let fresh = std::mem::take(&mut c.fresh);
             if waiting {
-                let steps = c.plan_waiting(&self.topo, &mut self.routes, &f.advertised, now);
+                let steps = c.plan_waiting(&self.topo, Arc::make_mut(&mut self.routes), &f.advertised, now);
                 let fabric = Fabric { topo: &self.topo, routes: &self.routes, ports: &self.ports, now };
                 self.fwd.on_routes_changed(&fabric);
                 self.schedule_steps(steps);
@@ -302,7 +303,7 @@ impl World {
         let slot = &mut f.versions[version as usize - 1];
         let (tables, left, change) = slot.as_mut().expect("a version is kept until every switch installed it");
         if version > f.installed[switch as usize] {
-            self.routes.install(switch, tables);
+            Arc::make_mut(&mut self.routes).install(switch, tables);
             f.installed[switch as usize] = version;
         }
         *left -= 1;

@@ -42,6 +42,7 @@ use crate::units::Time;
 use crate::workload::{self, ClosedLoop, FlowSpec};
 pub use report::RunOutput;
 use shape::{General, Look, Plain, Shape};
+use std::sync::Arc;
 
 /// Packets that have crossed this many switches are dropped as looping (never happens with the
 /// shortest-path tables; a guard against a forwarding bug silently spinning forever).
@@ -58,8 +59,12 @@ struct RtoTimer {
 }
 
 pub struct World {
+    /// The fabric: each partition of a parallel run holds a copy of it, as the hop reads it
+    /// through a shared pointer 0.8% dearer (callgrind, B1).
     pub topo: Topology,
-    routes: Routes,
+    /// The routes, built once and shared by the partitions of a parallel run (`parallel.rs`);
+    /// a sequential run holds them alone, so `Arc::make_mut` changes them in place.
+    routes: Arc<Routes>,
     pub ports: Ports,
     fwd: Forwarder,
     pool: PacketPool,
@@ -258,12 +263,23 @@ impl World {
         World::build(s, None)
     }
 
+    /// What the partitions of a parallel run share, built once: the fabric and, with every
+    /// link up (a parallel run has no failures), its routes.
+    pub(super) fn common(s: &Scenario) -> Result<(Arc<Topology>, Arc<Routes>)> {
+        let topo = s.topology.build()?;
+        let routes = Routes::with_state(&topo, &LinkState::all_up(&topo), crate::lb::split_mode(&s.routing, &topo)?);
+        Ok((Arc::new(topo), Arc::new(routes)))
+    }
+
     /// The world of a whole run, or with `part` of one partition of a parallel run
     /// (`parallel.rs`): it holds every flow and node, but starts only its own hosts' flows,
     /// records only its own ports, hands packets for other partitions' nodes over, and draws
     /// from random streams of its own.
     fn build(s: &Scenario, part: Option<parallel::Part>) -> Result<World> {
-        let topo = s.topology.build()?;
+        let topo = match &part {
+            Some(p) => Topology::clone(&p.topo),
+            None => s.topology.build()?,
+        };
         let mut streams = Streams::new(s.seed);
         let mut workload_rng = streams.stream();
         let generated = workload::generate(&s.workload, &topo, &mut workload_rng)?;
@@ -299,10 +315,16 @@ impl World {
             let (f, state) = failures::Faults::new(&topo, changes, spec, &mut ports, s.seed);
             (Some(Box::new(f)), state)
         };
-        let mut routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
-        if let Some(f) = faults.as_mut() {
-            f.start_control(&topo, &mut routes, &state)?; // `[convergence] mode = "controller"`
-        }
+        let routes = match &part {
+            Some(p) => p.routes.clone(),
+            None => {
+                let mut routes = Routes::with_state(&topo, &state, crate::lb::split_mode(&s.routing, &topo)?);
+                if let Some(f) = faults.as_mut() {
+                    f.start_control(&topo, &mut routes, &state)?; // `[convergence] mode = "controller"`
+                }
+                Arc::new(routes)
+            }
+        };
         let mut fwd = Forwarder::new(&s.routing, &topo, &routes, s.transport.mss, &mut streams)?;
         if let Some(p) = &part {
             fwd.reseed(&mut Streams::new(mix64(s.seed ^ mix64(u64::from(p.me) + 1))));
@@ -889,11 +911,11 @@ impl World {
         let dst = pkt.dst as usize;
         let at_destination = self.topo.host_tor[dst] == node;
         if old_rows {
-            failures::swap_old_rows(&mut self.routes, &mut self.faults);
+            failures::swap_old_rows(Arc::make_mut(&mut self.routes), &mut self.faults);
         }
         if !at_destination && !S::PLAIN && self.routes.has_holes && no_route(&self.topo, &self.routes, node, pkt) {
             if old_rows {
-                failures::swap_old_rows(&mut self.routes, &mut self.faults);
+                failures::swap_old_rows(Arc::make_mut(&mut self.routes), &mut self.faults);
             }
             self.faults.as_mut().expect("holes only after failures").unroutable += 1;
             self.drop_packet(h, NO_LINK);
@@ -910,7 +932,7 @@ impl World {
             port
         };
         if old_rows {
-            failures::swap_old_rows(&mut self.routes, &mut self.faults);
+            failures::swap_old_rows(Arc::make_mut(&mut self.routes), &mut self.faults);
         }
         self.transmit::<S>(port, h);
     }

@@ -28,8 +28,10 @@ use super::barrier::SpinBarrier;
 use super::World;
 use crate::error::{bad, Result};
 use crate::packet::Packet;
+use crate::routing::Routes;
 use crate::scenario::{Scenario, Stop};
 use crate::topology::partition::{partition, Partitioning};
+use crate::topology::Topology;
 use crate::units::Time;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,6 +50,10 @@ pub struct Part {
     /// Every node's partition, shared by all.
     pub of_node: Arc<Vec<u32>>,
     pub me: u32,
+    /// The fabric (each world takes a copy) and its routes (shared), built once for every
+    /// partition (`World::common`).
+    pub topo: Arc<Topology>,
+    pub routes: Arc<Routes>,
     /// Messages to each partition from this window.
     pub outbox: Vec<Vec<Message>>,
     /// Packets in flight that this world's pool does not hold: after a merge, those alive in
@@ -56,8 +62,8 @@ pub struct Part {
 }
 
 impl Part {
-    fn new(of_node: Arc<Vec<u32>>, me: u32, partitions: usize) -> Part {
-        Part { of_node, me, outbox: vec![Vec::new(); partitions], elsewhere: 0 }
+    fn new(of_node: Arc<Vec<u32>>, me: u32, partitions: usize, (topo, routes): &(Arc<Topology>, Arc<Routes>)) -> Part {
+        Part { of_node, me, topo: topo.clone(), routes: routes.clone(), outbox: vec![Vec::new(); partitions], elsewhere: 0 }
     }
 
     #[inline]
@@ -187,16 +193,16 @@ impl Shared {
 /// between windows on the calling thread and stops the run by returning false (`None`).
 pub fn run(s: &Scenario, threads: usize, progress: &mut dyn FnMut(&super::Progress) -> bool) -> Result<Option<Ran>> {
     check(s)?;
-    let topo = s.topology.build()?;
-    let mut cut = partition(&topo, super::windows::layout(s));
+    let common = World::common(s)?;
+    let topo = &common.0;
+    let mut cut = partition(topo, super::windows::layout(s));
     if let Some(groups) = s.run.partitions {
         if groups as usize > cut.count {
             let message = format!("this fabric has {} partitions ({}); give at most that many", cut.count, cut.rule);
             return Err(bad("run.partitions", message));
         }
-        cut = cut.grouped(&topo, groups as usize);
+        cut = cut.grouped(topo, groups as usize);
     }
-    drop(topo);
     let partitions = cut.count;
     let threads = threads.clamp(1, partitions);
     let lookahead = cut.lookahead.unwrap_or(Time::MAX / 4);
@@ -208,8 +214,8 @@ pub fn run(s: &Scenario, threads: usize, progress: &mut dyn FnMut(&super::Progre
         let handles: Vec<_> = mine
             .iter()
             .map(|ps| {
-                let of_node = &of_node;
-                scope.spawn(move || ps.iter().map(|&p| World::build(s, Some(Part::new(of_node.clone(), p, partitions))).map(|w| (p, w))).collect())
+                let (of_node, common) = (&of_node, &common);
+                scope.spawn(move || ps.iter().map(|&p| World::build(s, Some(Part::new(of_node.clone(), p, partitions, common))).map(|w| (p, w))).collect())
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("a builder thread panicked")).collect()
