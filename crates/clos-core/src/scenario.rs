@@ -665,18 +665,18 @@ impl Scenario {
                 ));
             }
             // The strategy applies to LocalFlow's rounds too (control/rewrites.rs).
-            let update = c.update.unwrap_or_default();
+            let update = c.update.map_or("unordered", |u| u.name());
             if localflow && c.mode == crate::failures::ConvergenceMode::Controller {
-                if update == crate::control::UpdateStrategy::PerFlow {
+                if update == "per_flow" {
                     return Err(bad(
                         "convergence.update",
                         "per_flow is not modelled for LocalFlow's rule rewrites (each round would wait for every live flow to idle); use \"unordered\", \"ordered\" or \"two_phase\"",
                     ));
                 }
-                if c.coalesce == Some(true) && update != crate::control::UpdateStrategy::Unordered {
+                if c.coalesce == Some(true) && update != "unordered" {
                     return Err(bad(
                         "convergence.coalesce",
-                        format!("applies to update = \"unordered\" only (under \"{}\" the controller sends each round whole); remove it or set update = \"unordered\"", update.name()),
+                        format!("applies to update = \"unordered\" only (under \"{update}\" the controller sends each round whole); remove it or set update = \"unordered\""),
                     ));
                 }
             }
