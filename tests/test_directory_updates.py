@@ -133,3 +133,36 @@ def test_the_report_shows_the_push(tmp_path):
     plain = clos.run("vm-migration")
     text = write_report(plain.save(tmp_path / "plain")).read_text()
     assert "pushed through the control channel" not in text
+
+
+@pytest.mark.parametrize(
+    ("strategy", "fits", "refuses"),
+    [("unordered", 4, 3), ("two-phase", 5, 4)],
+)
+def test_a_mapping_that_overfills_an_agents_table_is_refused_and_looked_up(
+    tmp_path, strategy: str, fits: int, refuses: int
+):
+    """By hand. The VM's peers h1, h21, h41 and h61 each map the 4 other members of their
+    shuffle (4 rules); h50 and h70 map only the VM (1 rule). In place, the new rule replaces the
+    old: a table of 4 takes it, one of 3 is already over-full and refuses it at the 4 peers.
+    Staged (two-phase), the new rule goes beside the agent's 4: a table of 5 takes it, one of 4
+    refuses it at the 4 peers while h50 and h70 (1 + 1) take theirs. Each refusing agent drops
+    its mapping, and its next packet to the VM looks it up: 4 more lookups."""
+    base = clos.run(f"vm-migration-{strategy}").summary
+    ok = clos.run(Scenario.load(f"vm-migration-{strategy}", [f"convergence.table_size={fits}"]))
+    assert "agent_table_refusals" not in ok.summary["directory"]
+    assert move(ok.summary) == move(base)
+    full = clos.run(
+        Scenario.load(f"vm-migration-{strategy}", [f"convergence.table_size={refuses}"])
+    )
+    d = full.summary["directory"]
+    push = move(full.summary)["push"]
+    assert (push["agents"], push["rules_refused"], push["agents_refused"]) == (6, 4, 4)
+    assert [r["agent"] for r in d["agent_table_refusals"]] == ["h1", "h21", "h41", "h61"]
+    assert all(r["rules_refused"] == r["messages_refused"] == 1 for r in d["agent_table_refusals"])
+    assert d["agent_table_size"] == refuses
+    assert d["lookups"] == base["directory"]["lookups"] + 4
+    p = full.summary["packets"]
+    assert p["sent"] == p["delivered"] + p["dropped"] + p["in_flight"]
+    text = write_report(full.save(tmp_path / "run")).read_text()
+    assert "<td>4 (4)</td>" in text and f"tables of {refuses} rules refused" in text

@@ -657,11 +657,28 @@ impl Scenario {
         }
         if let Some(c) = &mut self.convergence {
             c.normalize()?;
-            if c.coalesce.is_some() && !matches!(self.routing.scheme, Scheme::Localflow | Scheme::LocalflowNs) {
+            let localflow = matches!(self.routing.scheme, Scheme::Localflow | Scheme::LocalflowNs);
+            if c.coalesce.is_some() && !localflow {
                 return Err(bad(
                     "convergence.coalesce",
                     "applies to LocalFlow's rule rewrites only; set routing.scheme = \"localflow\" (or \"localflow-ns\") or remove it",
                 ));
+            }
+            // The strategy applies to LocalFlow's rounds too (control/rewrites.rs).
+            let update = c.update.map_or("unordered", |u| u.name());
+            if localflow && c.mode == crate::failures::ConvergenceMode::Controller {
+                if update == "per_flow" {
+                    return Err(bad(
+                        "convergence.update",
+                        "per_flow is not modelled for LocalFlow's rule rewrites (each round would wait for every live flow to idle); use \"unordered\", \"ordered\" or \"two_phase\"",
+                    ));
+                }
+                if c.coalesce == Some(true) && update != "unordered" {
+                    return Err(bad(
+                        "convergence.coalesce",
+                        format!("applies to update = \"unordered\" only (under \"{update}\" the controller sends each round whole); remove it or set update = \"unordered\""),
+                    ));
+                }
             }
         }
         if !self.failures.is_empty() {

@@ -388,13 +388,41 @@ def _pushes(run: SavedRun) -> list[str]:
             ("old rules removed", _get(d, "push", "old_rules_removed_s")),
             ("rules written", _get(units.count, "push", "rules_written")),
             ("peak rules", _get(units.count, "push", "peak_rules")),
+            ("refused (agents)", _refused),
             ("flows kept on old", _get(units.count, "push", "flows_kept_on_old_mapping")),
             ("sent to old place", _get(units.count, "stale_sends")),
             ("last sent there", _get(d, "last_stale_send_s")),
         ],
         "Times after the move. The directory pushes the new mapping to every agent that maps "
         "the AA elsewhere when its update commits; ToRs report nothing meanwhile "
-        "(docs/updates.md).",
+        "(docs/updates.md). " + _agent_refusals(run),
+    )
+
+
+def _refused(row: dict[str, Any]) -> str:
+    """A push's rules refused for want of table space at the agents, and how many agents (the
+    summary names them only when some were)."""
+    push = row.get("push")
+    if not isinstance(push, dict):
+        return "-"
+    rules, agents = push.get("rules_refused", 0), push.get("agents_refused", 0)
+    return f"{units.count(rules)} ({units.count(agents)})"
+
+
+def _agent_refusals(run: SavedRun) -> str:
+    """The agents whose tables refused pushed mappings (each then looked the AA up)."""
+    size = run.get("directory", "agent_table_size")
+    refusals = run.get("directory", "agent_table_refusals")
+    if not isinstance(size, int) or not isinstance(refusals, list):
+        return "No agent's table refused a mapping."
+    named = ", ".join(
+        f"{r.get('agent')} {units.count(r.get('rules_refused'))}"
+        for r in refusals
+        if isinstance(r, dict)
+    )
+    return (
+        f"Agents' tables of {units.count(size)} rules refused mappings (rules per agent: "
+        f"{named}); each such agent looked the AA up on its next packet."
     )
 
 

@@ -20,12 +20,15 @@
 //!   with no single version was processed by a mix of old and new rules.
 //! - [`controller`]: the controller: versions, the planned messages, table space, the record.
 //! - [`rewrites`]: a load balancer's periodic rule rewrites (LocalFlow's, every interval) through
-//!   the same channel.
+//!   the same channel, under the update strategies.
+//! - [`rewrite_versions`]: which of those rounds a packet's hops agree with (mixed-version
+//!   packets under rule rewrites).
 
 pub mod channel;
 pub mod consistency;
 pub mod controller;
 pub mod ordered;
+pub mod rewrite_versions;
 pub mod rewrites;
 pub mod rules;
 pub mod strategy;

@@ -29,17 +29,57 @@
 //! the switch writes every round in turn. The install delay of a dropped message is counted to
 //! the time the message that replaced it is in.
 //!
+//! **Update strategies** (`[convergence] update`, docs/updates.md "Update strategies for
+//! LocalFlow's rewrites"; Frenetic, seed 004 L5106-L5270). `unordered` (the default) is the
+//! above: each switch writes its changed rules as they arrive. `ordered` sends a round's
+//! messages tier by tier, downstream first (the top tier, then aggregation switches, then ToRs;
+//! upward traffic meets a ToR's rule before an aggregation switch's), each tier once the one
+//! above has acknowledged. LocalFlow's rules only choose among equal-cost next hops, so any mix
+//! of old and new rules is a loop-free shortest path: the dependency order has nothing to
+//! protect, and what it changes is which mixes a packet can meet and how late the ToRs' rules
+//! come. `two_phase` installs a round's rules as a whole new version beside the old (every rule
+//! the switch holds, not only the changed ones), then, once every switch has acknowledged,
+//! flips each ToR's stamping rules (one per server port) to the new version, and `drain` after
+//! the last flip is acknowledged removes the old version (one delete per old rule). One version
+//! at a time: a round decided while one is under way is not installed (`rounds_waited`); the
+//! next version, at the first round after the old rules are gone, carries the newest decisions.
+//!
 //! Generic over the rule's action (`A`) and keyed by the rule's flow key (`u64`) so that the
 //! control plane knows nothing of a load balancer's rule format.
 
 use super::channel::Channel;
+use super::UpdateStrategy;
 use crate::units::Time;
 use std::collections::{HashSet, VecDeque};
+
+/// What a message does at its switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// In-place writes (unordered, ordered): the rules are in force once written.
+    Write,
+    /// Two-phase: the rules of version `round`, installed beside the old version's.
+    Stage,
+    /// Two-phase, at a ToR: its stamping rules now tag packets with version `round`.
+    Flip,
+    /// Two-phase: the old version's rules are gone; version `round` is the only one.
+    Remove,
+}
+
+/// A message the switch has written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Installed<A> {
+    pub kind: Kind,
+    /// The round whose decisions it carries (the newest, for a coalesced message).
+    pub round: u32,
+    pub rules: Vec<(u64, A)>,
+}
 
 /// A message of rules to one switch, sent and not yet written.
 struct Message<A> {
     /// Names this message in its install event (messages are numbered over the run).
     token: u32,
+    kind: Kind,
+    round: u32,
     /// When the switch begins writing it, and when its last rule is in.
     start: Time,
     done: Time,
@@ -62,6 +102,23 @@ pub struct Rewrites<A> {
     due: Vec<(Time, u32, u32)>,
     /// Whether the current interval has counted a backlogged switch yet.
     backlog_counted: bool,
+    update: UpdateStrategy,
+    /// Two-phase: from the last flip acknowledged to the old rules' removal.
+    drain: Time,
+    /// Per switch: its tier (0 ToR, 1 aggregation, 2 the top), for the ordered update.
+    tiers: Vec<u8>,
+    /// Per switch: stamping rules at a ToR (one per server port), 0 elsewhere (two-phase).
+    stamping: Vec<u64>,
+    /// The current round (rounds count from 1; 0 is the start).
+    round: u32,
+    /// Ordered and two-phase: this round's messages, sent at `end_interval`.
+    batch: Vec<(usize, Vec<(u64, A)>)>,
+    /// Rules held over all switches at this round (in place), for the peak.
+    round_held: u64,
+    /// Two-phase: rules of the version in force, per switch.
+    live_held: Vec<u64>,
+    /// Two-phase: when the controller hears the last removal (it may start the next version).
+    free_at: Time,
     pub stats: RewriteStats,
 }
 
@@ -96,6 +153,19 @@ pub struct RewriteStats {
     /// (never written).
     pub coalesced_messages: u64,
     pub rules_superseded: u64,
+    /// The most rules all switches held together (two-phase: old and new versions).
+    pub peak_rules_total: u64,
+    /// Ordered: tiers sent one after another, summed over rounds.
+    pub tier_rounds: u64,
+    /// Two-phase: versions installed, rounds not installed because one was under way, rules
+    /// written to flip the ToRs' stamping and to remove old versions, and per version the time
+    /// from its round to the last ToR flipped and to the old rules removed.
+    pub versions: u64,
+    pub rounds_waited: u64,
+    pub stamping_rules_written: u64,
+    pub removal_rules_written: u64,
+    pub flip_times: Vec<Time>,
+    pub removal_times: Vec<Time>,
 }
 
 /// One switch's table refusals.
@@ -119,8 +189,33 @@ impl<A: Copy> Rewrites<A> {
             next_token: 0,
             due: Vec::new(),
             backlog_counted: false,
+            update: UpdateStrategy::Unordered,
+            drain: 0,
+            tiers: vec![0; switches],
+            stamping: vec![0; switches],
+            round: 0,
+            batch: Vec::new(),
+            round_held: 0,
+            live_held: vec![0; switches],
+            free_at: 0,
             stats: RewriteStats { refused: vec![Refused::default(); switches], ..RewriteStats::default() },
         }
+    }
+
+    /// Under `update` (not `per_flow`): each switch's `tiers` (0 ToR, 1 aggregation, 2 top) and
+    /// `stamping` rules (server ports at a ToR), and two-phase's `drain`.
+    pub fn with_update(mut self, update: UpdateStrategy, drain: Time, tiers: Vec<u8>, stamping: Vec<u64>) -> Self {
+        debug_assert!(update != UpdateStrategy::PerFlow && tiers.len() == self.tiers.len() && stamping.len() == self.tiers.len());
+        debug_assert!(!(self.coalesce && update != UpdateStrategy::Unordered));
+        self.update = update;
+        self.drain = drain;
+        self.tiers = tiers;
+        self.stamping = stamping;
+        self
+    }
+
+    pub fn update(&self) -> UpdateStrategy {
+        self.update
     }
 
     /// New rules a switch already holding `held` may still take.
@@ -128,9 +223,18 @@ impl<A: Copy> Rewrites<A> {
         self.table_size.saturating_sub(held)
     }
 
+    /// New rules switch `s`, with `held` placed in its next version, may still take: under
+    /// two-phase the version in force keeps its room beside the new one.
+    pub fn space_at(&self, s: usize, held: u64) -> u64 {
+        let reserved = if self.update == UpdateStrategy::TwoPhase { self.live_held[s] } else { 0 };
+        self.table_size.saturating_sub(held + reserved)
+    }
+
     /// An interval's decisions begin.
     pub fn begin_interval(&mut self) {
         self.stats.intervals += 1;
+        self.round = self.stats.intervals as u32;
+        self.round_held = 0;
         self.backlog_counted = false;
     }
 
@@ -138,8 +242,11 @@ impl<A: Copy> Rewrites<A> {
     /// rules with them (those sent included); `refused` more did not fit its table.
     /// Returns them back when they are in force at once (nothing to write, or no time to write
     /// it); otherwise they are queued and `take_due` names when they are.
+    /// Under `ordered` and `two_phase` nothing is sent here: `end_interval` sends the round
+    /// (two-phase: `rules` is the switch's whole new version).
     pub fn send(&mut self, s: usize, now: Time, held: u64, refused: u64, rules: Vec<(u64, A)>) -> Option<Vec<(u64, A)>> {
         self.stats.peak_rules_one_switch = self.stats.peak_rules_one_switch.max(held);
+        self.round_held += held;
         if refused > 0 {
             self.stats.over_table += 1;
             let r = &mut self.stats.refused[s];
@@ -148,6 +255,10 @@ impl<A: Copy> Rewrites<A> {
             r.most_one_interval = r.most_one_interval.max(refused);
         }
         if rules.is_empty() {
+            return None;
+        }
+        if self.update != UpdateStrategy::Unordered {
+            self.batch.push((s, rules));
             return None;
         }
         self.stats.messages += 1;
@@ -176,7 +287,7 @@ impl<A: Copy> Rewrites<A> {
         }
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1);
-        self.pending[s].push_back(Message { token, start: d.start, done: d.done, rules, rounds });
+        self.pending[s].push_back(Message { token, kind: Kind::Write, round: self.round, start: d.start, done: d.done, rules, rounds });
         self.due.push((d.done, s as u32, token));
         None
     }
@@ -219,18 +330,145 @@ impl<A: Copy> Rewrites<A> {
     /// Switch `s` has written the message `token`: its rules, if that message is still its
     /// oldest (not voided by `forget`, nor dropped by coalescing).
     pub fn installed(&mut self, s: usize, token: u32) -> Option<Vec<(u64, A)>> {
+        self.installed_message(s, token).map(|m| m.rules)
+    }
+
+    /// Switch `s` has written the message `token`: what it does, if that message is still its
+    /// oldest.
+    pub fn installed_message(&mut self, s: usize, token: u32) -> Option<Installed<A>> {
         if self.pending[s].front().is_some_and(|m| m.token == token) {
-            return self.pending[s].pop_front().map(|m| m.rules);
+            return self.pending[s].pop_front().map(|m| Installed { kind: m.kind, round: m.round, rules: m.rules });
         }
         None
     }
 
-    /// Every rule was forgotten (routing changed): messages on their way are void. The switches
-    /// still spend the time writing them.
+    /// Every rule was forgotten (routing changed): messages on their way are void, and so is a
+    /// two-phase update under way. The switches still spend the time writing them.
     pub fn forget(&mut self) {
         for p in &mut self.pending {
             p.clear();
         }
+        self.batch.clear();
+        self.live_held.iter_mut().for_each(|h| *h = 0);
+        self.free_at = 0;
+    }
+
+    /// The round's decisions are all in (`send` was called for every switch with rules): send
+    /// what `ordered` and `two_phase` held back. Returns the version a two-phase update began
+    /// (its round), and the messages in force at once (no time to write them), in order.
+    pub fn end_interval(&mut self, now: Time) -> (Option<u32>, Vec<(usize, Installed<A>)>) {
+        self.stats.peak_rules_total = self.stats.peak_rules_total.max(self.round_held);
+        let mut at_once = Vec::new();
+        match self.update {
+            UpdateStrategy::Ordered => {
+                // Downstream first: the top tier, then each tier below once the one above has
+                // acknowledged.
+                let batch = std::mem::take(&mut self.batch);
+                let mut sent = now + self.channel.one_way;
+                for tier in (0..=self.tiers.iter().copied().max().unwrap_or(0)).rev() {
+                    let mut acked = None;
+                    let tiers = &self.tiers;
+                    let now_tier: Vec<&(usize, Vec<(u64, A)>)> = batch.iter().filter(|(s, _)| tiers[*s] == tier).collect();
+                    for (s, rules) in now_tier {
+                        let a = self.post(*s, now, sent, Kind::Write, rules.len() as u64, rules.clone(), &mut at_once);
+                        acked = Some(acked.unwrap_or(a).max(a));
+                    }
+                    if let Some(a) = acked {
+                        self.stats.tier_rounds += 1;
+                        sent = a;
+                    }
+                }
+                (None, at_once)
+            }
+            UpdateStrategy::TwoPhase => {
+                let batch = std::mem::take(&mut self.batch);
+                let sent = now + self.channel.one_way;
+                if self.free_at > sent {
+                    self.stats.rounds_waited += 1;
+                    return (None, at_once);
+                }
+                self.stats.versions += 1;
+                let n = self.live_held.len();
+                let mut new_held = vec![0u64; n];
+                for (s, rules) in &batch {
+                    new_held[*s] = rules.len() as u64;
+                }
+                let old_total: u64 = self.live_held.iter().sum();
+                self.stats.peak_rules_total = self.stats.peak_rules_total.max(old_total + new_held.iter().sum::<u64>());
+                for (old, new) in self.live_held.iter().zip(&new_held) {
+                    self.stats.peak_rules_one_switch = self.stats.peak_rules_one_switch.max(old + new);
+                }
+                // (1) The new version beside the old.
+                let mut staged = sent;
+                for (s, rules) in batch {
+                    staged = staged.max(self.post(s, now, sent, Kind::Stage, rules.len() as u64, rules, &mut at_once));
+                }
+                // (2) Every switch has it: the ToRs stamp packets with the new version.
+                let mut flipped = staged;
+                let mut last_flip = staged;
+                for s in 0..n {
+                    if self.stamping[s] > 0 {
+                        let k = self.stamping[s];
+                        self.stats.stamping_rules_written += k;
+                        let acked = self.post(s, now, staged, Kind::Flip, k, Vec::new(), &mut at_once);
+                        flipped = flipped.max(acked);
+                        last_flip = last_flip.max(acked - self.channel.one_way);
+                    }
+                }
+                // (3) `drain` after the last flip is acknowledged, the old rules go.
+                let mut removed = flipped + self.drain;
+                let mut last_removal = removed;
+                for s in 0..n {
+                    let k = self.live_held[s];
+                    self.stats.removal_rules_written += k;
+                    let acked = self.post(s, now, flipped + self.drain, Kind::Remove, k, Vec::new(), &mut at_once);
+                    removed = removed.max(acked);
+                    last_removal = last_removal.max(acked - self.channel.one_way);
+                }
+                self.live_held = new_held;
+                self.free_at = removed;
+                self.stats.flip_times.push(last_flip - now);
+                self.stats.removal_times.push(last_removal - now);
+                (Some(self.round), at_once)
+            }
+            _ => (None, at_once),
+        }
+    }
+
+    /// Send switch `s` a message of `n` rule writes at `sent` (decided at `now`): `rules` for a
+    /// write or a stage, none for a flip (`n` stamping rules) or a removal (`n` deletes).
+    /// Returns when its acknowledgement is back. In force at once (`at_once`) when it takes no
+    /// time. Writes and stages count in the install delays.
+    #[allow(clippy::too_many_arguments)]
+    fn post(&mut self, s: usize, now: Time, sent: Time, kind: Kind, n: u64, rules: Vec<(u64, A)>, at_once: &mut Vec<(usize, Installed<A>)>) -> Time {
+        let timed = matches!(kind, Kind::Write | Kind::Stage);
+        if n > 0 {
+            self.stats.messages += 1;
+            self.stats.rules_written += n;
+            self.stats.most_rules_one_message = self.stats.most_rules_one_message.max(n);
+            if !self.pending[s].is_empty() {
+                self.stats.backlogged_messages += 1;
+                if !self.backlog_counted {
+                    self.stats.backlogged_intervals += 1;
+                    self.backlog_counted = true;
+                }
+            }
+        }
+        let d = self.channel.send(s, sent, n);
+        let mut rounds = Vec::new();
+        if timed {
+            rounds.push((self.stats.delays.len(), now));
+            self.stats.delays.push(d.done - now);
+        }
+        if d.done <= now && self.pending[s].is_empty() {
+            at_once.push((s, Installed { kind, round: self.round, rules }));
+            return d.acked;
+        }
+        let token = self.next_token;
+        self.next_token = self.next_token.wrapping_add(1);
+        self.pending[s].push_back(Message { token, kind, round: self.round, start: d.start, done: d.done, rules, rounds });
+        self.due.push((d.done, s as u32, token));
+        d.acked
     }
 
     /// The summary's `load_balancer.install` object.
@@ -240,7 +478,8 @@ impl<A: Copy> Rewrites<A> {
         d.sort_unstable();
         let ms = |t: Time| t as f64 / 1e9;
         let p = |q: f64| if d.is_empty() { 0.0 } else { ms(d[((d.len() - 1) as f64 * q).round() as usize]) };
-        let mean = if d.is_empty() { 0.0 } else { d.iter().map(|&t| ms(t)).sum::<f64>() / d.len() as f64 };
+        let mean_ms = |v: &[Time]| if v.is_empty() { 0.0 } else { v.iter().map(|&t| ms(t)).sum::<f64>() / v.len() as f64 };
+        let mean = mean_ms(&d);
         let refusals: Vec<serde_json::Value> = s
             .refused
             .iter()
@@ -277,6 +516,17 @@ impl<A: Copy> Rewrites<A> {
             "switch_intervals_over_table": s.over_table,
             "rules_refused": s.refused.iter().map(|r| r.rules).sum::<u64>(),
             "table_overflows": refusals,
+            "update": self.update.name(),
+            "peak_rules_total": s.peak_rules_total,
+            "tier_rounds": s.tier_rounds,
+            "versions": s.versions,
+            "rounds_waited": s.rounds_waited,
+            "stamping_rules_written": s.stamping_rules_written,
+            "removal_rules_written": s.removal_rules_written,
+            "time_to_flip_mean_ms": mean_ms(&s.flip_times),
+            "time_to_flip_max_ms": s.flip_times.iter().max().map_or(0.0, |&t| ms(t)),
+            "time_to_remove_old_mean_ms": mean_ms(&s.removal_times),
+            "time_to_remove_old_max_ms": s.removal_times.iter().max().map_or(0.0, |&t| ms(t)),
         })
     }
 }
@@ -391,6 +641,79 @@ mod tests {
         last.sort_unstable();
         assert_eq!(last, vec![(1, 2), (2, 2), (3, 2), (9, 1)]);
         assert_eq!(c.stats.most_rules_one_message, 4);
+    }
+
+    /// Ordered, by hand: a ToR (s0, 3 rules), an aggregation switch (s1, 2) and a top switch
+    /// (s2, 1), 2.5 ms round trip, 1000 rules/s, decided at 10 ms. The top tier is sent at
+    /// 11.25 ms and in at 11.25 + 1.25 + 1 = 13.5 ms, acknowledged at 14.75; the aggregation
+    /// switch's then, in at 14.75 + 1.25 + 2 = 18 ms, acknowledged at 19.25; the ToR's last, in
+    /// at 19.25 + 1.25 + 3 = 23.5 ms. Unordered, the ToR's would be in at 12.5 + 3 = 15.5 ms.
+    #[test]
+    fn ordered_sends_each_tier_once_the_one_above_has_acknowledged() {
+        let run = |update| {
+            let mut r: Rewrites<u8> = Rewrites::new(2_500 * PS_PER_US, 1000.0, 1000, false, names(3)).with_update(update, 0, vec![0, 1, 2], vec![4, 0, 0]);
+            r.begin_interval();
+            for (s, n) in [(0, 3u64), (1, 2), (2, 1)] {
+                assert!(r.send(s, 10 * PS_PER_MS, n, 0, (0..n).map(|k| (k, 1)).collect()).is_none());
+            }
+            let (began, at_once) = r.end_interval(10 * PS_PER_MS);
+            assert!(began.is_none() && at_once.is_empty());
+            let mut due = r.take_due();
+            due.sort_unstable_by_key(|d| d.1);
+            (due.iter().map(|d| d.0 / (PS_PER_US / 4)).collect::<Vec<_>>(), r)
+        };
+        let (ordered, r) = run(UpdateStrategy::Ordered);
+        assert_eq!(ordered, vec![23_500 * 4, 18_000 * 4, 13_500 * 4]);
+        assert_eq!((r.stats.tier_rounds, r.stats.rules_written, r.stats.messages), (3, 6, 3));
+        let (unordered, _) = run(UpdateStrategy::Unordered);
+        assert_eq!(unordered, vec![15_500 * 4, 14_500 * 4, 13_500 * 4]);
+    }
+
+    /// Two-phase, by hand: a ToR s0 (4 server ports) and an aggregation switch s1, 2 ms round
+    /// trip, 1000 rules/s, drain 1 ms. Version 1 at 10 ms (s0 3 rules, s1 2, nothing held
+    /// before): sent at 11 ms; s0's stage is in at 12 + 3 = 15 ms (acknowledged 16), s1's at 14
+    /// (15). The flip goes to s0 at 16 ms: 4 stamping rules, in at 17 + 4 = 21 ms (11 ms after
+    /// the round), acknowledged at 22. The removals leave at 22 + 1 = 23 ms and are in at 24 ms
+    /// (nothing old to delete): 14 ms after the round; the controller is free at 25 ms. The
+    /// round at 20 ms (sent 21 < 25) waits; the one at 30 ms stages version 3 beside version
+    /// 1's 5 rules (peak 10, 6 on s0) and deletes them (5 deletes).
+    #[test]
+    fn two_phase_stages_flips_and_removes_by_hand() {
+        let mut r: Rewrites<u8> =
+            Rewrites::new(2 * PS_PER_MS, 1000.0, 1000, false, names(2)).with_update(UpdateStrategy::TwoPhase, PS_PER_MS, vec![0, 1], vec![4, 0]);
+        let round = |r: &mut Rewrites<u8>, at: Time| {
+            r.begin_interval();
+            r.send(0, at, 3, 0, (0..3).map(|k| (k, 1)).collect());
+            r.send(1, at, 2, 0, (0..2).map(|k| (k, 1)).collect());
+            r.end_interval(at)
+        };
+        assert_eq!(round(&mut r, 10 * PS_PER_MS), (Some(1), vec![]));
+        let due: Vec<(Time, u32)> = r.take_due().iter().map(|d| (d.0 / PS_PER_MS, d.1)).collect();
+        assert_eq!(due, vec![(15, 0), (14, 1), (21, 0), (24, 0), (24, 1)]);
+        assert_eq!((r.stats.flip_times.clone(), r.stats.removal_times.clone()), (vec![11 * PS_PER_MS], vec![14 * PS_PER_MS]));
+        let kinds: Vec<Kind> = r.pending[0].iter().map(|m| m.kind).collect();
+        assert_eq!(kinds, vec![Kind::Stage, Kind::Flip, Kind::Remove]);
+        assert_eq!((r.stats.rules_written, r.stats.stamping_rules_written, r.stats.peak_rules_total), (9, 4, 5));
+        assert_eq!(round(&mut r, 20 * PS_PER_MS), (None, vec![]));
+        assert_eq!(r.stats.rounds_waited, 1);
+        assert_eq!(round(&mut r, 30 * PS_PER_MS).0, Some(3));
+        assert_eq!((r.stats.peak_rules_total, r.stats.peak_rules_one_switch, r.stats.removal_rules_written), (10, 6, 5));
+        assert_eq!((r.stats.versions, r.stats.rules_written), (2, 9 + 14));
+        // Table space: beside version 3's 3 rules, s0 may take 1000 - 3 - 3 more.
+        assert_eq!(r.space_at(0, 3), 994);
+    }
+
+    /// Two-phase through an instant channel: stage, flip and removal are all in force at the
+    /// round, in that order.
+    #[test]
+    fn two_phase_through_an_instant_channel_is_in_force_at_once() {
+        let mut r: Rewrites<u8> = Rewrites::new(0, 1e15, 1000, false, names(1)).with_update(UpdateStrategy::TwoPhase, 0, vec![0], vec![2]);
+        r.begin_interval();
+        r.send(0, 5, 1, 0, vec![(7, 1)]);
+        let (began, at_once) = r.end_interval(5);
+        assert_eq!(began, Some(1));
+        assert_eq!(at_once.iter().map(|m| m.1.kind).collect::<Vec<_>>(), vec![Kind::Stage, Kind::Flip, Kind::Remove]);
+        assert!(r.take_due().is_empty());
     }
 
     /// A message the switch has begun writing is not dropped: coalescing waits for it.

@@ -520,6 +520,9 @@ impl Directory {
     /// `flow_timeout` keep the old one until they idle that long).
     fn push_written(&mut self, queue: &mut EventQueue, now: Time, i: u32, target: u32) {
         let (t, flip) = ((target & 0x7fff_ffff) as usize, target >> 31 == 1);
+        if !flip {
+            self.refuse_if_full(i, t);
+        }
         let p = self.push.as_deref_mut().expect("pushing");
         let strategy = p.strategy;
         if strategy.tagged() && !flip {
@@ -556,6 +559,24 @@ impl Directory {
         let p = self.push.as_deref_mut().expect("pushing");
         p.pushes[i as usize].flows_kept += kept;
         p.flipped(i, now);
+    }
+
+    /// Push `i`'s message to its target `t` arrives: if the agent's table has no room for it, the
+    /// agent refuses it and drops its mapping for the AA (its next packet looks it up).
+    fn refuse_if_full(&mut self, i: u32, t: usize) {
+        let p = self.push.as_deref().expect("pushing");
+        let (agent, entries) = &p.pushes[i as usize].targets[t];
+        let agent = *agent;
+        let held = self.caches.entries.iter().filter(|e| e.agent == agent && e.server != NONE).count() as u64;
+        let n = entries.len() as u64;
+        if p.fits(held, n) {
+            return;
+        }
+        let entries = entries.clone();
+        for e in entries {
+            self.caches.entries[e as usize].server = NONE;
+        }
+        self.push.as_deref_mut().expect("pushing").refuse(i, agent, n);
     }
 
     /// Cache entries that map `aa` somewhere it is not.
@@ -647,6 +668,16 @@ impl Directory {
         });
         if let Some(p) = self.push.as_deref() {
             out["channel"] = Value::from(p.strategy.name());
+            // Only when an agent refused a mapping, so that runs without refusals keep their
+            // summaries (and goldens) as they were.
+            let refusals: Vec<Value> = (p.refused.iter().enumerate())
+                .filter(|(_, r)| r.0 > 0)
+                .map(|(a, r)| json!({"agent": topo.nodes[a].name, "rules_refused": r.0, "messages_refused": r.1}))
+                .collect();
+            if !refusals.is_empty() {
+                out["agent_table_size"] = Value::from(p.table_size);
+                out["agent_table_refusals"] = Value::from(refusals);
+            }
         }
         out
     }
@@ -661,7 +692,7 @@ fn push_summary(p: &push::Pushes, u: &push::Push, at: Time) -> Value {
         crate::control::UpdateStrategy::TwoPhase => u.removed,
         _ => u.completed,
     };
-    json!({
+    let mut v = json!({
         "update": p.strategy.name(),
         "agents": u.targets.len(),
         "sent_s": since(Some(u.sent)),
@@ -672,7 +703,13 @@ fn push_summary(p: &push::Pushes, u: &push::Push, at: Time) -> Value {
         "peak_rules": u.peak_rules,
         "flows_kept_on_old_mapping": u.flows_kept,
         "last_old_mapping_send_s": since(u.last_old_send),
-    })
+    });
+    // Table space: only when an agent refused, as the section's `agent_table_refusals`.
+    if u.rules_refused > 0 {
+        v["rules_refused"] = u.rules_refused.into();
+        v["agents_refused"] = u.agents_refused.into();
+    }
+    v
 }
 
 #[cfg(test)]

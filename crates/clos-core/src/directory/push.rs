@@ -21,6 +21,14 @@
 //! - `per_flow` (L5226-L5270): as two-phase, but at its flip an agent keeps each flow direction
 //!   that sent within `flow_timeout` on the old mapping until it has been idle that long.
 //!
+//! **Table space** (`table_size`) is enforced at each agent, whose table holds one mapping rule
+//! per cache entry with a mapping. A message that would overfill it (in place: an agent already
+//! over its table; staged: the agent's rules plus the new version's) is refused when it
+//! arrives, as an OpenFlow switch answers "table full". The agent then drops its mapping for the
+//! AA, and its next packet toward it misses the cache and waits for a directory lookup (VL2
+//! §4.2.1: the agent asks the directory on a cache miss), answered with the committed mapping.
+//! Refusals are counted per agent.
+//!
 //! A packet is encapsulated by one rule, at its agent, so no packet mixes versions under any
 //! strategy. What the strategies change is how long senders keep sending to the old location.
 //! With the channel on, ToRs do not report misdelivered packets: the push is how agents learn.
@@ -50,6 +58,9 @@ pub struct Push {
     pub rules_written: u64,
     /// The most rules for this AA the agents held at once, summed over agents.
     pub peak_rules: u64,
+    /// Rules refused for want of table space, and the agents that refused them.
+    pub rules_refused: u64,
+    pub agents_refused: u64,
     /// Per-flow: flow directions kept on the old mapping at a flip, and the last packet one sent.
     pub flows_kept: u64,
     pub last_old_send: Option<Time>,
@@ -72,12 +83,41 @@ pub struct Pushes {
     channel: Channel,
     drain: Time,
     pub flow_timeout: Time,
+    /// Mapping rules an agent's table holds.
+    pub table_size: u64,
     pub pushes: Vec<Push>,
+    /// Per agent (server): rules refused for want of table space, and the messages refused.
+    pub refused: Vec<(u64, u64)>,
 }
 
 impl Pushes {
     pub fn new(c: &crate::control::Settings, agents: usize) -> Pushes {
-        Pushes { strategy: c.update, channel: Channel::new(c.latency, c.rule_rate, agents), drain: c.drain, flow_timeout: c.flow_timeout, pushes: Vec::new() }
+        Pushes {
+            strategy: c.update,
+            channel: Channel::new(c.latency, c.rule_rate, agents),
+            drain: c.drain,
+            flow_timeout: c.flow_timeout,
+            table_size: c.table_size,
+            pushes: Vec::new(),
+            refused: vec![(0, 0); agents],
+        }
+    }
+
+    /// Whether push `i`'s message to an agent holding `held` mapping rules fits its table: in
+    /// place the `n` rules replace the agent's own, staged they go beside them.
+    pub fn fits(&self, held: u64, n: u64) -> bool {
+        let extra = if self.strategy.tagged() { n } else { 0 };
+        held + extra <= self.table_size
+    }
+
+    /// Push `i`'s message of `n` rules to `agent` was refused.
+    pub fn refuse(&mut self, i: u32, agent: u32, n: u64) {
+        let p = &mut self.pushes[i as usize];
+        p.rules_refused += n;
+        p.agents_refused += 1;
+        let r = &mut self.refused[agent as usize];
+        r.0 += n;
+        r.1 += 1;
     }
 
     /// Migration `mv`'s update committed at `now` (AA now maps to server `to`): send each target
@@ -172,6 +212,24 @@ mod tests {
         let (i, due) = p.start(10 * PS_PER_MS, 0, 3, vec![(1, vec![7]), (2, vec![8, 9])]);
         assert_eq!(due, vec![(12_250 * PS_PER_US, i, 0, 0), (13_250 * PS_PER_US, i, 1, 0)]);
         assert_eq!((p.pushes[0].rules_written, p.pushes[0].peak_rules), (3, 3));
+    }
+
+    /// Tables of 3 rules: in place, an agent holding 3 mappings takes the new one (it replaces
+    /// the old), one holding 4 refuses; staged, 2 held plus 1 new fits, 3 plus 1 does not.
+    /// Refusals are counted per push and per agent.
+    #[test]
+    fn a_message_that_overfills_the_agents_table_is_refused() {
+        let mut s = settings(UpdateStrategy::Unordered);
+        s.table_size = 3;
+        let p = Pushes::new(&s, 4);
+        assert!(p.fits(3, 1) && !p.fits(4, 1));
+        s.update = UpdateStrategy::TwoPhase;
+        let mut p = Pushes::new(&s, 4);
+        assert!(p.fits(2, 1) && !p.fits(3, 1));
+        p.start(0, 0, 3, vec![(1, vec![7]), (2, vec![8, 9])]);
+        p.refuse(0, 2, 2);
+        assert_eq!((p.pushes[0].rules_refused, p.pushes[0].agents_refused), (2, 1));
+        assert_eq!(p.refused, vec![(0, 0), (0, 0), (2, 1), (0, 0)]);
     }
 
     /// By hand, two-phase: staged at 12.25 and 13.25 ms (as above); the controller hears of the

@@ -38,12 +38,17 @@
 //! channel and take effect when written (`control::rewrites`, docs/updates.md); without it they
 //! take effect at the round, as in the paper's simulations. The channel's tables hold at most
 //! `table_size` rules per switch: rules placed keep their places, new flows take what is left in
-//! the order they were first seen, and flows refused a rule stay on ECMP.
+//! the order they were first seen, and flows refused a rule stay on ECMP. The channel's `update`
+//! strategy applies to the rounds (`control::rewrites`): in place (`unordered`, `ordered`), or
+//! as versions stamped at the source ToR (`two_phase`), and every hop's rule is checked against
+//! the rounds it agrees with (`control::rewrite_versions`) to count mixed-version packets.
 
 use super::ecmp::Ecmp;
 use super::params::{RoutingSpec, SplitBy};
 use super::{Fabric, PreHashedMap, Scheme};
-use crate::control::rewrites::Rewrites;
+use crate::control::rewrite_versions::{self, OPEN_END};
+use crate::control::rewrites::{Installed, Kind, Rewrites};
+use crate::control::UpdateStrategy;
 use crate::packet::{Packet, FLAG_ACK};
 use crate::rng::{mix64, next_u64, Streams};
 use crate::topology::{Role, Topology};
@@ -69,6 +74,21 @@ struct Rule {
     action: Action,
 }
 
+/// Through the control channel only, beside each rule: the rounds its action in force agrees
+/// with (`rewrite_versions`), the round of its last decided change, and (two-phase) its action
+/// in the version being staged.
+#[derive(Clone, Copy)]
+struct Meta {
+    since: u32,
+    until: u32,
+    decided_round: u32,
+    staged: Action,
+}
+
+const FRESH: Meta = Meta { since: 0, until: OPEN_END, decided_round: 0, staged: Action::Default };
+/// No version being staged.
+const NO_VERSION: u32 = u32::MAX;
+
 #[derive(Default)]
 struct SwitchRules {
     index: PreHashedMap<u32>,
@@ -77,6 +97,13 @@ struct SwitchRules {
     /// Through the control channel only: each rule's last decided action (maybe not written
     /// yet), beside `rules` and filled in at each round, so the per-packet path never sees it.
     decided: Vec<Action>,
+    /// Through the control channel only, beside `rules`.
+    meta: Vec<Meta>,
+    /// Two-phase: the version in force (its round), the one staged beside it (`NO_VERSION`:
+    /// none), and at a ToR the version its stamping rules tag packets with.
+    old_round: u32,
+    new_round: u32,
+    stamp: u32,
 }
 
 pub struct LocalFlow {
@@ -96,6 +123,16 @@ pub struct LocalFlow {
     pub rounds: u64,
     /// Rules written through the control channel (`[convergence] mode = "controller"`).
     pub rewrites: Option<Box<Rewrites<Action>>>,
+    /// The channel is on: hops are checked against rounds; `tagged`: two-phase versions.
+    track: bool,
+    tagged: bool,
+    /// Packets forwarded by a mix of rounds' rules, and (two-phase) packets whose version's
+    /// rules were gone at a switch (forwarded by the newest version there).
+    pub mixed_version_packets: u64,
+    pub stale_version_packets: u64,
+    /// Per switch: its tier (0 ToR, 1 aggregation, 2 top) and its server ports.
+    tiers: Vec<u8>,
+    server_ports: Vec<u64>,
 }
 
 impl LocalFlow {
@@ -116,27 +153,50 @@ impl LocalFlow {
             splits_total: 0,
             rounds: 0,
             rewrites: None,
+            track: false,
+            tagged: false,
+            mixed_version_packets: 0,
+            stale_version_packets: 0,
+            tiers: (topo.n_hosts..topo.nodes.len()).map(|n| tier(topo.role(n as u32))).collect(),
+            server_ports: (topo.n_hosts..topo.nodes.len()).map(|n| topo.host_tor.iter().filter(|&&t| t as usize == n).count() as u64).collect(),
         }
     }
 
     /// Write each round's rules through a control channel: `latency` round trip, `rule_rate`
     /// rules per second per switch, tables of `table_size` enforced, backlogged switches
     /// coalescing to the newest round if `coalesce`. `names`: the switches' names, in order.
+    /// The `update` strategy applies to each round (`control::rewrites`; not `per_flow`, which
+    /// the scenario refuses).
     pub fn use_control_channel(&mut self, c: &crate::control::Settings, names: Vec<String>) {
         debug_assert_eq!(names.len(), self.switches.len());
-        self.rewrites = Some(Box::new(Rewrites::new(c.latency, c.rule_rate, c.table_size, c.coalesce, names)));
+        let r = Rewrites::new(c.latency, c.rule_rate, c.table_size, c.coalesce, names).with_update(
+            c.update,
+            c.drain,
+            self.tiers.clone(),
+            self.server_ports.clone(),
+        );
+        self.rewrites = Some(Box::new(r));
+        self.track = true;
+        self.tagged = c.update == UpdateStrategy::TwoPhase;
+        for sw in &mut self.switches {
+            sw.new_round = NO_VERSION;
+        }
     }
 
     /// Switch `switch` has written message `token`: its rules are in force.
     pub fn rules_installed(&mut self, switch: u32, token: u32) {
         let s = switch as usize - self.n_hosts;
-        if let Some(rules) = self.rewrites.as_mut().and_then(|r| r.installed(s, token)) {
-            apply(&mut self.switches[s], rules);
+        if let Some(m) = self.rewrites.as_mut().and_then(|r| r.installed_message(s, token)) {
+            apply(&mut self.switches[s], m);
         }
     }
 
     #[inline]
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
+        if self.tagged && f.topo.host_tor[pkt.src as usize] == switch {
+            // Two-phase: the source ToR's stamping rules tag the packet with a version.
+            pkt.conga_fb.0 = self.switches[switch as usize - self.n_hosts].stamp as u8;
+        }
         let (g, group) = f.group_for(switch, pkt);
         if group.len() == 1 {
             return group[0];
@@ -148,13 +208,21 @@ impl LocalFlow {
                 sw.index.insert(pkt.entropy, sw.rules.len() as u32);
                 sw.keys.push(pkt.entropy);
                 sw.rules.push(Rule { dst: pkt.dst, group: g, bytes: 0, packets: 0, action: Action::Default });
+                if self.track {
+                    sw.meta.push(FRESH);
+                }
                 sw.rules.len() - 1
             }
         };
         let rule = &mut sw.rules[i];
         rule.bytes += pkt.wire_bytes();
         rule.packets += 1;
-        match rule.action {
+        let packets = rule.packets;
+        let mut action = rule.action;
+        if self.track {
+            action = versioned_hop(sw, i, pkt, self.rounds as u32, self.tagged, &mut self.mixed_version_packets, &mut self.stale_version_packets);
+        }
+        match action {
             Action::Default => super::pick(group, self.ecmp.hash(switch, pkt.entropy)),
             Action::Port(p) => p,
             Action::Split(slots) => match self.split {
@@ -165,7 +233,7 @@ impl LocalFlow {
                 }
                 SplitBy::Counter => {
                     let t = if f.topo.role(switch) == Role::Tor { 2 } else { 1 };
-                    slots[((rule.packets - 1) / t) as usize % SLOTS]
+                    slots[((packets - 1) / t) as usize % SLOTS]
                 }
             },
         }
@@ -179,6 +247,10 @@ impl LocalFlow {
             sw.rules.clear();
             sw.keys.clear();
             sw.decided.clear();
+            sw.meta.clear();
+            // A two-phase update under way is void: every switch is on one version again, and
+            // packets stamped before find their version gone (`stale_version_packets`).
+            (sw.old_round, sw.new_round, sw.stamp) = (self.rounds as u32, NO_VERSION, self.rounds as u32);
         }
         if let Some(r) = self.rewrites.as_mut() {
             r.forget();
@@ -188,6 +260,7 @@ impl LocalFlow {
     /// One round of the control loop at every switch.
     pub fn schedule(&mut self, f: &Fabric) {
         self.rounds += 1;
+        let round = self.rounds as u32;
         if let Some(r) = self.rewrites.as_mut() {
             r.begin_interval();
         }
@@ -208,6 +281,7 @@ impl LocalFlow {
                         sw.keys.swap(kept, i);
                         if channel {
                             sw.decided.swap(kept, i);
+                            sw.meta.swap(kept, i);
                         }
                         sw.index.insert(sw.keys[kept], kept as u32);
                         kept += 1;
@@ -216,6 +290,7 @@ impl LocalFlow {
                 sw.rules.truncate(kept);
                 sw.keys.truncate(kept);
                 sw.decided.truncate(kept);
+                sw.meta.truncate(kept);
             }
             if sw.rules.is_empty() {
                 continue;
@@ -225,7 +300,7 @@ impl LocalFlow {
             // (their flows stay on ECMP, the action without a rule).
             let admitted: Vec<bool> = match self.rewrites.as_ref() {
                 Some(r) => {
-                    let mut space = r.space(sw.decided.iter().filter(|&&a| a != Action::Default).count() as u64);
+                    let mut space = r.space_at(s, sw.decided.iter().filter(|&&a| a != Action::Default).count() as u64);
                     let mut fits = |a: Action| a != Action::Default || space.checked_sub(1).map(|left| space = left).is_some();
                     sw.decided.iter().map(|&a| fits(a)).collect()
                 }
@@ -278,6 +353,10 @@ impl LocalFlow {
                     } else if sw.decided[rule] != action && admitted[rule] {
                         sw.decided[rule] = action;
                         writes.push((sw.keys[rule], action));
+                        // The rule in force agrees with the rounds before this one at most.
+                        let m = &mut sw.meta[rule];
+                        m.decided_round = round;
+                        m.until = m.until.min(round - 1);
                     }
                     k += n;
                 }
@@ -289,9 +368,26 @@ impl LocalFlow {
             if let Some(r) = self.rewrites.as_mut() {
                 let held = admitted.iter().filter(|&&a| a).count() as u64;
                 let refused = admitted.len() as u64 - held;
-                if let Some(now) = r.send(s, f.now, held, refused, writes) {
-                    apply(sw, now);
+                if r.update() == UpdateStrategy::TwoPhase {
+                    // The whole new version: every rule with a decision.
+                    writes = sw.keys.iter().zip(&sw.decided).filter(|(_, &a)| a != Action::Default).map(|(&k, &a)| (k, a)).collect();
                 }
+                if let Some(now) = r.send(s, f.now, held, refused, writes) {
+                    apply(sw, Installed { kind: Kind::Write, round, rules: now });
+                }
+            }
+        }
+        if let Some(r) = self.rewrites.as_mut() {
+            let (began, at_once) = r.end_interval(f.now);
+            if let Some(v) = began {
+                // Two-phase: version `v` is staged beside the one in force, empty until written.
+                for sw in &mut self.switches {
+                    sw.new_round = v;
+                    sw.meta.iter_mut().for_each(|m| m.staged = Action::Default);
+                }
+            }
+            for (s, m) in at_once {
+                apply(&mut self.switches[s], m);
             }
         }
     }
@@ -303,13 +399,74 @@ impl LocalFlow {
     }
 }
 
-/// Put written rules in force, by flow key; a rule that expired meanwhile is gone.
-fn apply(sw: &mut SwitchRules, rules: Vec<(u64, Action)>) {
-    for (key, action) in rules {
-        if let Some(&i) = sw.index.get(&key) {
-            sw.rules[i as usize].action = action;
+/// A switch's tier for the ordered update: 0 ToR, 1 aggregation, 2 the top.
+fn tier(role: Role) -> u8 {
+    match role {
+        Role::Tor | Role::Host => 0,
+        Role::Agg => 1,
+        Role::Core => 2,
+    }
+}
+
+/// Put a written message in force (rules by flow key; a rule that expired meanwhile is gone).
+fn apply(sw: &mut SwitchRules, m: Installed<Action>) {
+    match m.kind {
+        Kind::Write => {
+            for (key, action) in m.rules {
+                if let Some(&i) = sw.index.get(&key) {
+                    let i = i as usize;
+                    sw.rules[i].action = action;
+                    if let Some(meta) = sw.meta.get_mut(i) {
+                        meta.since = m.round;
+                        meta.until = if meta.decided_round > m.round { meta.decided_round - 1 } else { OPEN_END };
+                    }
+                }
+            }
+        }
+        Kind::Stage => {
+            for (key, action) in m.rules {
+                if let Some(&i) = sw.index.get(&key) {
+                    sw.meta[i as usize].staged = action;
+                }
+            }
+        }
+        Kind::Flip => sw.stamp = m.round,
+        Kind::Remove => {
+            for (rule, meta) in sw.rules.iter_mut().zip(&sw.meta) {
+                rule.action = meta.staged;
+            }
+            (sw.old_round, sw.new_round) = (m.round, NO_VERSION);
         }
     }
+}
+
+/// The action a hop takes at a switch through the control channel, with the rounds its rule
+/// agrees with checked into the packet: in place, the rule in force; two-phase, the rule of the
+/// packet's version (or the newest, counted stale, when that version is gone).
+#[inline]
+fn versioned_hop(sw: &SwitchRules, i: usize, pkt: &mut Packet, round: u32, tagged: bool, mixed: &mut u64, stale: &mut u64) -> Action {
+    let (since, until, action) = if tagged {
+        let tag = pkt.conga_fb.0;
+        let (v, a) = if tag == sw.old_round as u8 {
+            (sw.old_round, sw.rules[i].action)
+        } else if sw.new_round != NO_VERSION && tag == sw.new_round as u8 {
+            (sw.new_round, sw.meta[i].staged)
+        } else {
+            *stale += 1;
+            if sw.new_round != NO_VERSION {
+                (sw.new_round, sw.meta[i].staged)
+            } else {
+                (sw.old_round, sw.rules[i].action)
+            }
+        };
+        (v, v, a)
+    } else {
+        (sw.meta[i].since, sw.meta[i].until, sw.rules[i].action)
+    };
+    if rewrite_versions::hop(pkt, round, since, until) {
+        *mixed += 1;
+    }
+    action
 }
 
 /// Each link's share of the traffic toward `dst` at `node`: routing's path-capacity weight of

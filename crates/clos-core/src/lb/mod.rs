@@ -402,6 +402,8 @@ impl Forwarder {
                 });
                 if let Some(r) = &l.rewrites {
                     v["install"] = r.summary();
+                    v["install"]["mixed_version_packets"] = l.mixed_version_packets.into();
+                    v["install"]["stale_version_packets"] = l.stale_version_packets.into();
                 }
                 v
             }
