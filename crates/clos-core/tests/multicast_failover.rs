@@ -87,7 +87,7 @@ fn ab_five_hop_detour_until_the_rebuild() {
     let c = &m.counters;
     assert_eq!(m.delivery.began[1], Some(PS_PER_MS));
     assert_eq!(m.delivery.began[2], Some(21 * PS_PER_MS));
-    assert_eq!(m.fabric.groups[0].root, Some(Root::Core(3)));
+    assert_eq!(m.fabric.groups()[0].root, Some(Root::Core(3)));
     // Every detour is 5 hops: one per datagram sent in the detour period (20 ms at 1 Gb/s of
     // 1,460-byte payloads: 20e-3·1e9/(1538·8) = 1625 frames, less what the rate counts of
     // headers), none after.
@@ -117,7 +117,7 @@ fn set_cover_repairs_what_no_single_root_can() {
     let w = run("standard", "[1, 5, 9]", &[("agg2", "tor2"), ("agg5", "tor4")]);
     let m = w.mcast.as_ref().unwrap();
     let c = &m.counters;
-    let g = &m.fabric.groups[0];
+    let g = &m.fabric.groups()[0];
     assert_eq!(g.root, Some(Root::Cover));
     let cover = g.cover.as_ref().unwrap();
     assert_eq!(cover.cores, [0, 2]);
@@ -148,7 +148,7 @@ fn set_cover_repairs_what_no_single_root_can() {
 #[test]
 fn a_single_root_is_preferred_to_a_cover() {
     let w = run("standard", "[1, 5, 9]", &[("agg2", "tor2")]);
-    let g = &w.mcast.as_ref().unwrap().fabric.groups[0];
+    let g = &w.mcast.as_ref().unwrap().fabric.groups()[0];
     assert_eq!((g.root, g.cover.is_none()), (Some(Root::Core(2)), true));
 }
 

@@ -80,6 +80,34 @@ impl Links<'_> {
     }
 }
 
+/// The greedy set cover (the paper's reference [29]; which algorithm is ours): repeatedly the
+/// set (of `sets`, in the order given) that `covers` the most elements not yet covered, the first
+/// one on ties, until none is left. Returns each chosen set with the elements it took, in the
+/// order taken; `None` when some element is in no set. Within a factor ln(elements) of the
+/// smallest cover. Used over cores (a fat tree's groups spanning pods), over a pod's aggregation
+/// switches (a group inside one pod) and over VL2's aggregation switches (`vl2.rs`).
+pub fn greedy(elements: &[u32], sets: &[u32], covers: impl Fn(u32, u32) -> bool) -> Option<Vec<(u32, Vec<u32>)>> {
+    let mut uncovered = elements.to_vec();
+    let mut chosen: Vec<(u32, Vec<u32>)> = Vec::new();
+    while !uncovered.is_empty() {
+        let gain = |s: u32| uncovered.iter().filter(|&&e| covers(s, e)).count();
+        let (n, s) = sets
+            .iter()
+            .enumerate()
+            .filter(|&(_, s)| !chosen.iter().any(|(c, _)| c == s))
+            .map(|(i, &s)| (gain(s), std::cmp::Reverse(i), s))
+            .max_by_key(|&(n, i, _)| (n, i))
+            .map(|(n, _, s)| (n, s))?;
+        if n == 0 {
+            return None;
+        }
+        let (took, left): (Vec<u32>, Vec<u32>) = uncovered.iter().partition(|&&e| covers(s, e));
+        chosen.push((s, took));
+        uncovered = left;
+    }
+    Some(chosen)
+}
+
 impl Cover {
     /// The greedy set cover of group `g`'s member edges by cores, over the links `up` says are
     /// up; `None` when some member edge is reached by no candidate core.
@@ -91,7 +119,7 @@ impl Cover {
             v.dedup();
             v
         };
-        let mut uncovered: Vec<u32> = g.edge_members.iter().map(|&(e, _)| e).filter(|&e| sender_edges != [e]).collect();
+        let uncovered: Vec<u32> = g.edge_members.iter().map(|&(e, _)| e).filter(|&e| sender_edges != [e]).collect();
         let candidate = |c: u32| {
             sender_edges.iter().all(|&e| {
                 let pod = t.pod_of_edge(e);
@@ -100,15 +128,8 @@ impl Cover {
         };
         let candidates: Vec<u32> = (0..t.cores()).filter(|&c| candidate(c)).collect();
         let mut cover = Cover { cores: Vec::new(), feeds: Vec::new() };
-        while !uncovered.is_empty() {
-            let gain = |c: u32| uncovered.iter().filter(|&&e| links.reaches(c, e)).count();
-            let best = candidates.iter().copied().filter(|c| !cover.cores.contains(c)).map(|c| (gain(c), c)).max_by_key(|&(n, c)| (n, std::cmp::Reverse(c)))?;
-            if best.0 == 0 {
-                return None;
-            }
-            let c = best.1;
+        for (c, took) in greedy(&uncovered, &candidates, |c, e| links.reaches(c, e))? {
             cover.cores.push(c);
-            let (took, left): (Vec<u32>, Vec<u32>) = uncovered.iter().partition(|&&e| links.reaches(c, e));
             for e in took {
                 let (pod, aggr) = (t.pod_of_edge(e), t.aggr_below(c, t.pod_of_edge(e)));
                 match cover.feeds.iter_mut().find(|fd| fd.pod == pod && fd.aggr == aggr) {
@@ -116,7 +137,6 @@ impl Cover {
                     None => cover.feeds.push(Feed { pod, aggr, core: c, edges: vec![e] }),
                 }
             }
-            uncovered = left;
         }
         Some(cover)
     }
