@@ -33,8 +33,9 @@
 //! pod). Going up, a failed link is avoided by another holder, as the paper says, or detoured
 //! if there is none. After the reconvergence delay [`McFabric::rebuild`] moves a broken group to
 //! a root whose tree avoids every failed link (the paper's first case: one core that still
-//! reaches every member), or, where no single root does, to a tree over several cores found by
-//! set cover (`set_cover.rs`, the paper's second case); a group neither repairs keeps
+//! reaches every member), or, where no single root does, to a tree over several cores (or, for a
+//! group inside one pod, several of its aggregation switches) found by set cover
+//! (`set_cover.rs`, the paper's second case); a group neither repairs keeps
 //! detouring, and is counted.
 //!
 //! The wiring (standard or AB, `topology.wiring`) is read off the built fabric; every index
@@ -91,7 +92,7 @@ pub enum Root {
     Core(u32),
     /// A group inside one pod: this aggregation switch (index in the pod).
     Aggr(u32),
-    /// Several cores, found by set cover ([`Group::cover`]).
+    /// Several cores, or one pod's aggregation switches, found by set cover ([`Group::cover`]).
     Cover,
 }
 
@@ -110,7 +111,7 @@ pub struct Group {
     pod_edges: Vec<(u32, Vec<u32>)>,
     /// Edge switches and pods of the tree: members' and senders'.
     tree_edges: Vec<u32>,
-    tree_pods: Vec<u32>,
+    pub(super) tree_pods: Vec<u32>,
     /// The reconstruction's root, if the tree was moved.
     pub root: Option<Root>,
     /// The tree over several cores when `root` is [`Root::Cover`].
@@ -519,7 +520,8 @@ impl McFabric {
     /// The controller's reconstruction (§3.3.2): every group whose tree crosses a failed link
     /// moves to the first root (holders of its partition first, then any switch of the layer)
     /// whose tree avoids them all; where none does, a group spanning pods moves to a tree over
-    /// several cores found by set cover ([`Cover::solve`]); a group whose holders all work
+    /// several cores found by set cover ([`Cover::solve`]), or a group inside one pod to several of
+    /// its aggregation switches ([`Cover::solve_pod`]); a group whose holders all work
     /// again goes back to them. Returns (groups moved, groups left detouring).
     pub fn rebuild(&mut self, up: &dyn Fn(u32) -> bool) -> (u32, u32) {
         let (mut moved, mut stuck) = (0, 0);
@@ -543,7 +545,9 @@ impl McFabric {
             } else {
                 match holders.iter().chain(&others).copied().find(|&r| self.works(grp, r, up)) {
                     Some(r) => (Some(r), None),
-                    None => match grp.spans_pods().then(|| Cover::solve(self, grp, up)).flatten() {
+                    // Set cover: over cores for a group spanning pods, else over its pod's
+                    // aggregation switches.
+                    None => match if grp.spans_pods() { Cover::solve(self, grp, up) } else { Cover::solve_pod(self, grp, up) } {
                         Some(c) => (Some(Root::Cover), Some(c)),
                         None => {
                             stuck += 1;

@@ -406,6 +406,12 @@ impl World {
                 v["root"] = json!(grp.root.map(|r| format!("{r:?}").to_lowercase()));
                 if let Some(cover) = &grp.cover {
                     v["cover_cores"] = json!(cover.cores);
+                    if let (true, Some(ft)) = (cover.cores.is_empty(), f.fat_tree()) {
+                        // A cover inside one pod: its aggregation switches.
+                        let half = ft.tree.half();
+                        v["cover_aggrs"] =
+                            cover.feeds.iter().map(|fd| json!(self.topo.nodes[f.node(Switch::Aggr(fd.pod * half + fd.aggr)) as usize].name)).collect();
+                    }
                 }
                 if let McTrees::Vl2(vl2) = f {
                     // The aggregation switches its set cover chose, each with the ToRs it serves.
