@@ -71,7 +71,7 @@ pub struct Scenario {
     /// Tenants with weights, which workloads name (`tenant`); docs/tenants.md.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenants: Vec<crate::workload::tenants::TenantSpec>,
-    /// Multicast groups and the control plane's parameters (fat trees; docs/multicast.md).
+    /// Multicast groups and the control plane's parameters (fat trees and VL2; docs/multicast.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast: Option<crate::multicast::spec::MulticastSpec>,
     /// A request/response storage service with Pisces's mechanisms (`crate::service`;
@@ -868,7 +868,7 @@ impl Scenario {
     }
 
     /// `switch.classes`, `quantum` and the workloads' `class`.
-    /// `[multicast]` on a fat tree, and every multicast workload naming one of its groups.
+    /// `[multicast]` on a fat tree or VL2, and every multicast workload naming one of its groups.
     fn validate_multicast(&mut self) -> Result<()> {
         let parts = crate::workload::parts_of(&self.workload);
         let named: Vec<(String, Option<String>)> =
@@ -883,11 +883,26 @@ impl Scenario {
             return Ok(());
         };
         m.normalize()?;
-        if self.topology.kind != TopologyKind::FatTree {
-            return Err(bad(
-                "multicast",
-                "needs topology.kind = \"fat_tree\": packet-level multicast follows the fat tree's partitioned trees (VL2 and leaf-spine multicast are not built)",
-            ));
+        match self.topology.kind {
+            TopologyKind::FatTree => {}
+            TopologyKind::Vl2 => {
+                // VL2's trees (`multicast/vl2.rs`) have no failover and no meta-groups yet.
+                if !self.failures.is_empty() {
+                    return Err(bad(
+                        "failures",
+                        "multicast on VL2 has no failover (detours and rebuilds are built for fat trees): remove [[failures]] or use topology.kind = \"fat_tree\"",
+                    ));
+                }
+                if !m.aggregate.is_off() {
+                    return Err(bad("multicast.aggregate", "meta-groups are built for fat trees only: remove it or use topology.kind = \"fat_tree\""));
+                }
+            }
+            TopologyKind::LeafSpine => {
+                return Err(bad(
+                    "multicast",
+                    "needs topology.kind = \"fat_tree\" or \"vl2\": packet-level multicast follows their partitioned trees (leaf-spine multicast is not built)",
+                ))
+            }
         }
         if self.directory.is_some() {
             return Err(bad("multicast", "cannot run with [directory] (the VL2 agent does not resolve group addresses): remove one of them"));

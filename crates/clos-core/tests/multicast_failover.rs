@@ -87,7 +87,7 @@ fn ab_five_hop_detour_until_the_rebuild() {
     let c = &m.counters;
     assert_eq!(m.delivery.began[1], Some(PS_PER_MS));
     assert_eq!(m.delivery.began[2], Some(21 * PS_PER_MS));
-    assert_eq!(m.fabric.groups[0].root, Some(Root::Core(3)));
+    assert_eq!(m.fabric.groups()[0].root, Some(Root::Core(3)));
     // Every detour is 5 hops: one per datagram sent in the detour period (20 ms at 1 Gb/s of
     // 1,460-byte payloads: 20e-3·1e9/(1538·8) = 1625 frames, less what the rate counts of
     // headers), none after.
@@ -117,12 +117,12 @@ fn set_cover_repairs_what_no_single_root_can() {
     let w = run("standard", "[1, 5, 9]", &[("agg2", "tor2"), ("agg5", "tor4")]);
     let m = w.mcast.as_ref().unwrap();
     let c = &m.counters;
-    let g = &m.fabric.groups[0];
+    let g = &m.fabric.groups()[0];
     assert_eq!(g.root, Some(Root::Cover));
     let cover = g.cover.as_ref().unwrap();
     assert_eq!(cover.cores, [0, 2]);
-    let feeds: Vec<(u32, u32, u32, Vec<u32>)> = cover.feeds.iter().map(|f| (f.pod, f.aggr, f.core, f.edges.clone())).collect();
-    assert_eq!(feeds, [(2, 0, 0, vec![4]), (1, 1, 2, vec![2])]);
+    let feeds: Vec<(u32, u32, Option<u32>, Vec<u32>)> = cover.feeds.iter().map(|f| (f.pod, f.aggr, f.core, f.edges.clone())).collect();
+    assert_eq!(feeds, [(2, 0, Some(0), vec![4]), (1, 1, Some(2), vec![2])]);
     assert_eq!((c.unrepaired, c.moved), (0, 1));
     assert_eq!(m.delivery.began[2], Some(21 * PS_PER_MS), "the rebuilt period begins: every group repaired");
     let d = &m.delivery.groups[0];
@@ -148,7 +148,7 @@ fn set_cover_repairs_what_no_single_root_can() {
 #[test]
 fn a_single_root_is_preferred_to_a_cover() {
     let w = run("standard", "[1, 5, 9]", &[("agg2", "tor2")]);
-    let g = &w.mcast.as_ref().unwrap().fabric.groups[0];
+    let g = &w.mcast.as_ref().unwrap().fabric.groups()[0];
     assert_eq!((g.root, g.cover.is_none()), (Some(Root::Core(2)), true));
 }
 
@@ -213,4 +213,46 @@ fn ab_replicas_and_deliveries_by_hand() {
     };
     assert_eq!(bytes_down("agg2"), 0);
     assert!(bytes_down("agg3") >= 2 * (c.sent - 2) * 1460, "{}", bytes_down("agg3"));
+}
+
+/// A group inside one pod (standard k = 6, `set_cover.rs`'s test worked by hand): host 0 sends
+/// 1 Gb/s to 1, 3 (tor1) and 6 (tor2); at 1 ms agg0 - tor1, agg1 - tor2 and agg2 - tor2 fail, so
+/// no aggregation switch of pod 0 reaches both. Until the rebuild (1 ms later) agg0, the holder,
+/// detours tor1's copies through the pod (agg0 -> tor0 -> agg1 -> tor1, 3 hops); after it the
+/// cover {agg0: tor2, agg1: tor1} carries them and nothing detours: every member receives the
+/// rebuilt period's datagrams but those still on their way when the run stops.
+#[test]
+fn set_cover_inside_one_pod_repairs_the_group() {
+    let s = Scenario::from_json(
+        r#"{"stop": "5ms", "topology": {"kind": "fat_tree", "k": 6, "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"},
+            "multicast": {"groups": [{"name": "g", "members": [1, 3, 6]}]},
+            "workload": {"kind": "multicast", "group": "g", "hosts": [0], "bytes": "1GB", "rate": "1Gbps"},
+            "failures": [{"at": "1ms", "action": "down", "link": ["agg0", "tor1"]},
+                         {"at": "1ms", "action": "down", "link": ["agg1", "tor2"]},
+                         {"at": "1ms", "action": "down", "link": ["agg2", "tor2"]}],
+            "convergence": {"detection": "500us", "install": "500us"}}"#,
+    )
+    .unwrap();
+    let mut w = World::new(&s).unwrap();
+    w.run();
+    w.check_conservation().unwrap();
+    let m = w.mcast.as_ref().unwrap();
+    let c = &m.counters;
+    assert_eq!((c.unrepaired, c.moved), (0, 1));
+    assert_eq!(m.delivery.began[2], Some(2 * PS_PER_MS));
+    assert_eq!(m.fabric.groups()[0].root, Some(Root::Cover));
+    let summary = w.multicast_summary().unwrap();
+    assert_eq!(summary["groups"][0]["cover_aggrs"], serde_json::json!(["agg0", "agg1"]));
+    assert_eq!(c.detour_hops.iter().enumerate().filter(|&(h, &n)| n > 0 && h != 3).count(), 0, "{:?}", c.detour_hops);
+    let d = &m.delivery.groups[0];
+    for r in &d.receivers {
+        let (expected, rebuilt) = (d.expected(r.host, Some(1)), d.expected(r.host, Some(2)));
+        assert!(rebuilt > 200, "3 ms at 1 Gb/s");
+        assert!(r.received[1] + 2 >= expected, "host {}: {} of {expected} in the detour period", r.host, r.received[1]);
+        assert!(r.received[2] + 2 >= rebuilt, "host {}: {} of {rebuilt} after the rebuild", r.host, r.received[2]);
+    }
+    // Only tor1's copies detoured, and only in the detour period (1 ms at 1 Gb/s: ~81 copies).
+    let h3 = d.receivers.iter().find(|r| r.host == 3).unwrap();
+    assert!(c.detours > 0 && c.detours <= d.expected(3, Some(1)) + 2, "{} detours", c.detours);
+    assert_eq!(h3.detoured, c.detours, "every detoured copy was tor1's");
 }

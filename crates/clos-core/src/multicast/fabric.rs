@@ -33,8 +33,9 @@
 //! pod). Going up, a failed link is avoided by another holder, as the paper says, or detoured
 //! if there is none. After the reconvergence delay [`McFabric::rebuild`] moves a broken group to
 //! a root whose tree avoids every failed link (the paper's first case: one core that still
-//! reaches every member), or, where no single root does, to a tree over several cores found by
-//! set cover (`set_cover.rs`, the paper's second case); a group neither repairs keeps
+//! reaches every member), or, where no single root does, to a tree over several cores (or, for a
+//! group inside one pod, several of its aggregation switches) found by set cover
+//! (`set_cover.rs`, the paper's second case); a group neither repairs keeps
 //! detouring, and is counted.
 //!
 //! The wiring (standard or AB, `topology.wiring`) is read off the built fabric; every index
@@ -91,7 +92,7 @@ pub enum Root {
     Core(u32),
     /// A group inside one pod: this aggregation switch (index in the pod).
     Aggr(u32),
-    /// Several cores, found by set cover ([`Group::cover`]).
+    /// Several cores, or one pod's aggregation switches, found by set cover ([`Group::cover`]).
     Cover,
 }
 
@@ -110,7 +111,7 @@ pub struct Group {
     pod_edges: Vec<(u32, Vec<u32>)>,
     /// Edge switches and pods of the tree: members' and senders'.
     tree_edges: Vec<u32>,
-    tree_pods: Vec<u32>,
+    pub(super) tree_pods: Vec<u32>,
     /// The reconstruction's root, if the tree was moved.
     pub root: Option<Root>,
     /// The tree over several cores when `root` is [`Root::Cover`].
@@ -120,6 +121,55 @@ pub struct Group {
 }
 
 impl Group {
+    /// A group's members and senders laid out on a fabric: `edge_of` gives a host's edge switch
+    /// (ToR), `pod_of` an edge switch's pod. Hosts must be numbered edge switch by edge switch
+    /// and edge switches pod by pod (as both fabrics are). `senders`: ascending, distinct.
+    pub(super) fn lay_out(
+        name: String,
+        partition: u32,
+        members: Vec<u32>,
+        senders: Vec<u32>,
+        edge_of: impl Fn(u32) -> u32,
+        pod_of: impl Fn(u32) -> u32,
+    ) -> Group {
+        let mut edge_members: Vec<(u32, Vec<u32>)> = Vec::new();
+        for &h in &members {
+            let e = edge_of(h);
+            match edge_members.last_mut() {
+                Some((last, v)) if *last == e => v.push(h),
+                _ => edge_members.push((e, vec![h])),
+            }
+        }
+        let mut pod_edges: Vec<(u32, Vec<u32>)> = Vec::new();
+        for &(e, _) in &edge_members {
+            let pod = pod_of(e);
+            match pod_edges.last_mut() {
+                Some((last, v)) if *last == pod => v.push(e),
+                _ => pod_edges.push((pod, vec![e])),
+            }
+        }
+        let mut hosts: Vec<u32> = members.iter().chain(&senders).copied().collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut tree_edges: Vec<u32> = hosts.iter().map(|&h| edge_of(h)).collect();
+        tree_edges.dedup();
+        let mut tree_pods: Vec<u32> = tree_edges.iter().map(|&e| pod_of(e)).collect();
+        tree_pods.dedup();
+        Group { name, partition, members, senders, edge_members, pod_edges, tree_edges, tree_pods, root: None, cover: None, overflow: false }
+    }
+
+    /// Its members and senders, ascending, distinct.
+    pub(super) fn hosts(&self) -> Vec<u32> {
+        let mut hosts: Vec<u32> = self.members.iter().chain(&self.senders).copied().collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts
+    }
+
+    /// Edge switches (ToRs) with members or senders, ascending.
+    pub(super) fn tree_edges(&self) -> &[u32] {
+        &self.tree_edges
+    }
     pub(super) fn spans_edges(&self) -> bool {
         self.tree_edges.len() >= 2
     }
@@ -151,15 +201,18 @@ pub struct McFabric {
 }
 
 /// The port of `from` whose link reaches `to`, if exactly one does.
-fn port_to(topo: &Topology, from: u32, to: u32) -> Result<u32> {
+/// `fabric` names the plain fabric it needs (in the error).
+pub(super) fn port_to(topo: &Topology, from: u32, to: u32, fabric: &str) -> Result<u32> {
     let mut found = topo.ports_of(from).filter(|&p| topo.ports[p as usize].to == to);
     match (found.next(), found.next()) {
         (Some(p), None) => Ok(p),
         _ => Err(bad(
             "multicast",
             format!(
-                "needs the plain fat tree's links ({} to {} has not exactly one): remove topology.links overrides and remove_cores",
-                topo.nodes[from as usize].name, topo.nodes[to as usize].name
+                "needs the plain {fabric}'s links ({} to {} has not exactly one): remove topology.links overrides{}",
+                topo.nodes[from as usize].name,
+                topo.nodes[to as usize].name,
+                if fabric == "fat tree" { " and remove_cores" } else { "" }
             ),
         )),
     }
@@ -191,23 +244,23 @@ impl McFabric {
         for e in 0..tree.edges() {
             let pod = tree.pod_of_edge(e);
             for j in 0..half {
-                edge_up.push(port_to(topo, edge_node(e), aggr_node(pod * half + j))?);
+                edge_up.push(port_to(topo, edge_node(e), aggr_node(pod * half + j), "fat tree")?);
             }
         }
         let mut aggr_up = Vec::new();
         for a in 0..tree.aggrs() {
             let pod = a / half;
             for j in 0..half {
-                aggr_up.push(port_to(topo, aggr_node(a), core_node(tree.core_above(pod, a % half, j)))?);
+                aggr_up.push(port_to(topo, aggr_node(a), core_node(tree.core_above(pod, a % half, j)), "fat tree")?);
             }
             for i in 0..half {
-                aggr_down.push(port_to(topo, aggr_node(a), edge_node(pod * half + i))?);
+                aggr_down.push(port_to(topo, aggr_node(a), edge_node(pod * half + i), "fat tree")?);
             }
         }
         let mut core_down = Vec::new();
         for c in 0..tree.cores() {
             for pod in 0..tree.pods() {
-                core_down.push(port_to(topo, core_node(c), aggr_node(pod * half + tree.aggr_below(c, pod)))?);
+                core_down.push(port_to(topo, core_node(c), aggr_node(pod * half + tree.aggr_below(c, pod)), "fat tree")?);
             }
         }
         let mut tables = Tables::new(&tree, spec.capacity);
@@ -219,48 +272,14 @@ impl McFabric {
             senders_g.sort_unstable();
             senders_g.dedup();
             let partition = g as u32 % part.n;
-            let mut edge_members: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &h in &members {
-                let e = tree.edge_of_host(h);
-                match edge_members.last_mut() {
-                    Some((last, v)) if *last == e => v.push(h),
-                    _ => edge_members.push((e, vec![h])),
-                }
-            }
-            let mut pod_edges: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &(e, _) in &edge_members {
-                let pod = tree.pod_of_edge(e);
-                match pod_edges.last_mut() {
-                    Some((last, v)) if *last == pod => v.push(e),
-                    _ => pod_edges.push((pod, vec![e])),
-                }
-            }
-            let mut hosts: Vec<u32> = members.iter().chain(&senders_g).copied().collect();
-            hosts.sort_unstable();
-            hosts.dedup();
-            let mut tree_edges: Vec<u32> = hosts.iter().map(|&h| tree.edge_of_host(h)).collect();
-            tree_edges.dedup();
-            let mut tree_pods: Vec<u32> = tree_edges.iter().map(|&e| tree.pod_of_edge(e)).collect();
-            tree_pods.dedup();
+            let mut grp = Group::lay_out(gs.name.clone(), partition, members, senders_g, |h| tree.edge_of_host(h), |e| tree.pod_of_edge(e));
+            let hosts = grp.hosts();
             // Its entries, as the control plane counts them (every holder keeps one).
             let gt = GroupTree::build(&tree, partition, &hosts);
-            let mut overflow = false;
             for entry in gt.entries(&tree, &part) {
-                overflow |= tables.add(&entry) > spec.capacity;
+                grp.overflow |= tables.add(&entry) > spec.capacity;
             }
-            groups.push(Group {
-                name: gs.name.clone(),
-                partition,
-                members,
-                senders: senders_g,
-                edge_members,
-                pod_edges,
-                tree_edges,
-                tree_pods,
-                root: None,
-                cover: None,
-                overflow,
-            });
+            groups.push(grp);
         }
         Ok(McFabric {
             tree,
@@ -324,7 +343,7 @@ impl McFabric {
     }
 
     /// Pick among `n` candidates by `choice`, the first one whose port is up; `None` if none is.
-    fn pick(n: usize, choice: u64, port_up: impl Fn(usize) -> bool) -> (usize, bool) {
+    pub(super) fn pick(n: usize, choice: u64, port_up: impl Fn(usize) -> bool) -> (usize, bool) {
         let start = (choice % n as u64) as usize;
         for i in 0..n {
             let c = (start + i) % n;
@@ -501,7 +520,8 @@ impl McFabric {
     /// The controller's reconstruction (§3.3.2): every group whose tree crosses a failed link
     /// moves to the first root (holders of its partition first, then any switch of the layer)
     /// whose tree avoids them all; where none does, a group spanning pods moves to a tree over
-    /// several cores found by set cover ([`Cover::solve`]); a group whose holders all work
+    /// several cores found by set cover ([`Cover::solve`]), or a group inside one pod to several of
+    /// its aggregation switches ([`Cover::solve_pod`]); a group whose holders all work
     /// again goes back to them. Returns (groups moved, groups left detouring).
     pub fn rebuild(&mut self, up: &dyn Fn(u32) -> bool) -> (u32, u32) {
         let (mut moved, mut stuck) = (0, 0);
@@ -525,7 +545,9 @@ impl McFabric {
             } else {
                 match holders.iter().chain(&others).copied().find(|&r| self.works(grp, r, up)) {
                     Some(r) => (Some(r), None),
-                    None => match grp.spans_pods().then(|| Cover::solve(self, grp, up)).flatten() {
+                    // Set cover: over cores for a group spanning pods, else over its pod's
+                    // aggregation switches.
+                    None => match if grp.spans_pods() { Cover::solve(self, grp, up) } else { Cover::solve_pod(self, grp, up) } {
                         Some(c) => (Some(Root::Cover), Some(c)),
                         None => {
                             stuck += 1;
@@ -545,15 +567,20 @@ impl McFabric {
 
     /// The per-switch tables of the initial trees, with the groups that overflowed.
     pub fn table_summary(&self) -> Value {
-        let c = self.tables.capacity;
-        json!({
-            "capacity": c,
-            "core": layer_stats(&self.tables.core, c),
-            "aggr": layer_stats(&self.tables.aggr, c),
-            "edge": layer_stats(&self.tables.edge, c),
-            "overflow_groups": self.groups.iter().filter(|g| g.overflow).map(|g| g.name.clone()).collect::<Vec<_>>(),
-        })
+        table_summary(&self.tables, &self.groups)
     }
+}
+
+/// `tables` as the summary gives them, naming the `groups` that overflowed one.
+pub(super) fn table_summary(tables: &Tables, groups: &[Group]) -> Value {
+    let c = tables.capacity;
+    json!({
+        "capacity": c,
+        "core": layer_stats(&tables.core, c),
+        "aggr": layer_stats(&tables.aggr, c),
+        "edge": layer_stats(&tables.edge, c),
+        "overflow_groups": groups.iter().filter(|g| g.overflow).map(|g| g.name.clone()).collect::<Vec<_>>(),
+    })
 }
 
 /// `e` with its field renamed (the control plane names Table 1's symbols; a scenario its keys).

@@ -21,6 +21,9 @@
 //!   capacity, with the address rewriting and the traffic overhead measured (§3.2);
 //! - [`set_cover`]: reconstruction over several cores where no single root repairs a tree
 //!   (§3.3.2);
+//! - [`vl2`]: the trees on VL2: partitions over the intermediates, each group's aggregation
+//!   switches by set cover;
+//! - [`trees`]: a run's trees on either fabric, which `sim/multicast.rs` runs;
 //! - [`delivery`]: what each receiver got, when, and how late.
 
 pub mod aggregation;
@@ -40,5 +43,7 @@ pub mod spec;
 pub mod table;
 pub mod tenants;
 pub mod tree;
+pub mod trees;
+pub mod vl2;
 
 pub use evaluation::{evaluate, evaluate_json, Params};

@@ -21,6 +21,11 @@
 //! - a chosen core sends a copy to each aggregation switch it feeds in the other pods, which
 //!   sends one down to each edge of its feed.
 //!
+//! A group inside one pod ([`Cover::solve_pod`]) is covered the same way by the pod's
+//! aggregation switches: an aggregation switch covers the member edges its links down reach, and
+//! is a candidate if every sender's edge reaches it. The sender's edge sends one copy up to each
+//! chosen switch, which sends down to the member edges it took; no core is involved.
+//!
 //! Two chosen cores never feed the same aggregation switch (the second would reach no edge the
 //! first does not), so every member edge gets one copy. A copy that meets a link failed after
 //! the reconstruction detours as on a single-root tree.
@@ -34,7 +39,8 @@ pub struct Feed {
     pub pod: u32,
     /// Index in the pod.
     pub aggr: u32,
-    pub core: u32,
+    /// The chosen core feeding it; `None` in a cover over one pod's aggregation switches.
+    pub core: Option<u32>,
     /// Edge switches (global index), ascending.
     pub edges: Vec<u32>,
 }
@@ -80,6 +86,34 @@ impl Links<'_> {
     }
 }
 
+/// The greedy set cover (the paper's reference [29]; which algorithm is ours): repeatedly the
+/// set (of `sets`, in the order given) that `covers` the most elements not yet covered, the first
+/// one on ties, until none is left. Returns each chosen set with the elements it took, in the
+/// order taken; `None` when some element is in no set. Within a factor ln(elements) of the
+/// smallest cover. Used over cores (a fat tree's groups spanning pods), over a pod's aggregation
+/// switches (a group inside one pod) and over VL2's aggregation switches (`vl2.rs`).
+pub fn greedy(elements: &[u32], sets: &[u32], covers: impl Fn(u32, u32) -> bool) -> Option<Vec<(u32, Vec<u32>)>> {
+    let mut uncovered = elements.to_vec();
+    let mut chosen: Vec<(u32, Vec<u32>)> = Vec::new();
+    while !uncovered.is_empty() {
+        let gain = |s: u32| uncovered.iter().filter(|&&e| covers(s, e)).count();
+        let (n, s) = sets
+            .iter()
+            .enumerate()
+            .filter(|&(_, s)| !chosen.iter().any(|(c, _)| c == s))
+            .map(|(i, &s)| (gain(s), std::cmp::Reverse(i), s))
+            .max_by_key(|&(n, i, _)| (n, i))
+            .map(|(n, _, s)| (n, s))?;
+        if n == 0 {
+            return None;
+        }
+        let (took, left): (Vec<u32>, Vec<u32>) = uncovered.iter().partition(|&&e| covers(s, e));
+        chosen.push((s, took));
+        uncovered = left;
+    }
+    Some(chosen)
+}
+
 impl Cover {
     /// The greedy set cover of group `g`'s member edges by cores, over the links `up` says are
     /// up; `None` when some member edge is reached by no candidate core.
@@ -91,7 +125,7 @@ impl Cover {
             v.dedup();
             v
         };
-        let mut uncovered: Vec<u32> = g.edge_members.iter().map(|&(e, _)| e).filter(|&e| sender_edges != [e]).collect();
+        let uncovered: Vec<u32> = g.edge_members.iter().map(|&(e, _)| e).filter(|&e| sender_edges != [e]).collect();
         let candidate = |c: u32| {
             sender_edges.iter().all(|&e| {
                 let pod = t.pod_of_edge(e);
@@ -100,25 +134,34 @@ impl Cover {
         };
         let candidates: Vec<u32> = (0..t.cores()).filter(|&c| candidate(c)).collect();
         let mut cover = Cover { cores: Vec::new(), feeds: Vec::new() };
-        while !uncovered.is_empty() {
-            let gain = |c: u32| uncovered.iter().filter(|&&e| links.reaches(c, e)).count();
-            let best = candidates.iter().copied().filter(|c| !cover.cores.contains(c)).map(|c| (gain(c), c)).max_by_key(|&(n, c)| (n, std::cmp::Reverse(c)))?;
-            if best.0 == 0 {
-                return None;
-            }
-            let c = best.1;
+        for (c, took) in greedy(&uncovered, &candidates, |c, e| links.reaches(c, e))? {
             cover.cores.push(c);
-            let (took, left): (Vec<u32>, Vec<u32>) = uncovered.iter().partition(|&&e| links.reaches(c, e));
             for e in took {
                 let (pod, aggr) = (t.pod_of_edge(e), t.aggr_below(c, t.pod_of_edge(e)));
                 match cover.feeds.iter_mut().find(|fd| fd.pod == pod && fd.aggr == aggr) {
                     Some(fd) => fd.edges.push(e),
-                    None => cover.feeds.push(Feed { pod, aggr, core: c, edges: vec![e] }),
+                    None => cover.feeds.push(Feed { pod, aggr, core: Some(c), edges: vec![e] }),
                 }
             }
-            uncovered = left;
         }
         Some(cover)
+    }
+
+    /// The greedy set cover of a group inside one pod (no single working aggregation switch of
+    /// the pod reaches all its member edges): the elements are its member edges (less an edge
+    /// whose every sender sits on it), an aggregation switch of the pod covers those its links
+    /// down reach and is a candidate if every sender's edge reaches it; `None` when some member
+    /// edge is reached by no candidate.
+    pub fn solve_pod(f: &McFabric, g: &Group, up: &dyn Fn(u32) -> bool) -> Option<Cover> {
+        let t = &f.tree;
+        let links = Links { f, up };
+        let pod = *g.tree_pods.first()?;
+        let mut sender_edges: Vec<u32> = g.senders.iter().map(|&h| t.edge_of_host(h)).collect();
+        sender_edges.dedup();
+        let elements: Vec<u32> = g.edge_members.iter().map(|&(e, _)| e).filter(|&e| sender_edges != [e]).collect();
+        let candidates: Vec<u32> = (0..t.half()).filter(|&a| sender_edges.iter().all(|&e| links.aggr_edge(a, e))).collect();
+        let chosen = greedy(&elements, &candidates, |a, e| links.aggr_edge(a, e))?;
+        Some(Cover { cores: Vec::new(), feeds: chosen.into_iter().map(|(aggr, edges)| Feed { pod, aggr, core: None, edges }).collect() })
     }
 
     /// The copies switch `node` sends of a packet of group `g` from host `src`, travelling in
@@ -141,7 +184,9 @@ impl Cover {
                     }
                 }
                 if mode == Mode::Up && e == src_edge {
-                    let mut aggrs: Vec<u32> = self.cores.iter().map(|&c| t.aggr_below(c, src_pod)).collect();
+                    // Below the chosen cores, and (a cover inside one pod) the chosen switches.
+                    let own = self.feeds.iter().filter(|fd| fd.pod == src_pod && fd.core.is_none()).map(|fd| fd.aggr);
+                    let mut aggrs: Vec<u32> = self.cores.iter().map(|&c| t.aggr_below(c, src_pod)).chain(own).collect();
                     aggrs.sort_unstable();
                     aggrs.dedup();
                     for a in aggrs {
@@ -168,14 +213,14 @@ impl Cover {
                     // Reached by a pod-tagged detour: the feeds of this pod whose core lost
                     // its link here.
                     (Mode::Down, None) => {
-                        for fd in self.feeds.iter().filter(|fd| fd.pod == pod && !up(f.core_down[(fd.core * t.pods() + pod) as usize])) {
+                        for fd in self.feeds.iter().filter(|fd| fd.pod == pod && fd.core.is_some_and(|c| !up(f.core_down[(c * t.pods() + pod) as usize]))) {
                             to_edges(a, fd, out);
                         }
                     }
                 }
             }
             Switch::Core(c) => {
-                for fd in self.feeds.iter().filter(|fd| fd.core == c && fd.pod != src_pod) {
+                for fd in self.feeds.iter().filter(|fd| fd.core == Some(c) && fd.pod != src_pod) {
                     let p = f.core_down[(c * t.pods() + fd.pod) as usize];
                     out.push(if up(p) { Out::Port(p) } else { Out::Detour { target: f.node(Switch::Aggr(fd.pod * half + fd.aggr)), resume: Mode::Down } });
                 }
@@ -234,6 +279,57 @@ mod tests {
         // Every link back: the group returns to its partition's core.
         assert_eq!(f.rebuild(&|_| true), (1, 0));
         assert_eq!((f.groups[0].root, f.groups[0].cover.is_none()), (None, true));
+    }
+
+    /// A group inside one pod (standard k = 6: pod 0 has tor0 with h0-h2, tor1 with h3-h5, tor2
+    /// with h6-h8, and agg0-agg2; partition 0's holder there is agg0), sent by host 0 to 1, 3
+    /// and 6, with agg0 - tor1, agg1 - tor2 and agg2 - tor2 down: no aggregation switch reaches
+    /// tor0, tor1 and tor2 at once, so no single root repairs it (before this cover it stayed
+    /// unrepaired). By hand: the elements are tor1 and tor2 (tor0 is the sender's own); every
+    /// switch reaches tor0, so all three are candidates; each covers one element (agg0 tor2,
+    /// agg1 and agg2 tor1), so agg0 (lowest) takes tor2, then agg1 tor1. The tree: tor0 -> h1,
+    /// agg0, agg1; agg0 -> tor2; agg1 -> tor1; tor1 -> h3; tor2 -> h6; no core.
+    #[test]
+    fn a_group_inside_one_pod_is_covered_by_its_aggregation_switches() {
+        let topo = build(&FatTree { k: 6, remove_cores: 0 }, Rate(1), Rate(1), 0).unwrap();
+        let spec: MulticastSpec = serde_json::from_str(r#"{"groups": [{"name": "g", "members": [1, 3, 6]}]}"#).unwrap();
+        let mut f = McFabric::new(&spec, &topo, 6, &[vec![0]], 1).unwrap();
+        assert_eq!(f.part.aggrs(0, 0), &[0]);
+        let n = |name: &str| topo.node_named(name).unwrap();
+        let down: Vec<u32> =
+            [("agg0", "tor1"), ("agg1", "tor2"), ("agg2", "tor2")].iter().flat_map(|&(a, b)| topo.links[topo.links_between(n(a), n(b))[0] as usize]).collect();
+        let up = move |x: u32| !down.contains(&x);
+        assert_eq!(f.rebuild(&up), (1, 0));
+        assert_eq!(f.groups[0].root, Some(Root::Cover));
+        let cover = f.groups[0].cover.clone().unwrap();
+        assert!(cover.cores.is_empty());
+        assert_eq!(cover.feeds, [Feed { pod: 0, aggr: 0, core: None, edges: vec![2] }, Feed { pod: 0, aggr: 1, core: None, edges: vec![1] }]);
+        let run = |node: &str, mode: Mode| {
+            let mut out = Vec::new();
+            f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n(node), mode, &up, &mut out);
+            out.iter()
+                .map(|o| match o {
+                    Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
+                    Out::Detour { .. } => "detour".into(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run("tor0", Mode::Up), ["h1", "agg0", "agg1"]);
+        assert_eq!(run("agg0", Mode::Up), ["tor2"]);
+        assert_eq!(run("agg1", Mode::Up), ["tor1"]);
+        assert_eq!(run("agg2", Mode::Up), Vec::<String>::new());
+        assert_eq!(run("tor1", Mode::Down), ["h3"]);
+        assert_eq!(run("tor2", Mode::Down), ["h6"]);
+        // Every link back: the group returns to its holder.
+        assert_eq!(f.rebuild(&|_| true), (1, 0));
+        assert_eq!((f.groups[0].root, f.groups[0].cover.is_none()), (None, true));
+        // tor1 reached by no switch that tor0 reaches: no cover, unrepaired.
+        let topo2 = &topo;
+        let cut: Vec<u32> = [("agg0", "tor1"), ("agg1", "tor1"), ("agg2", "tor1")]
+            .iter()
+            .flat_map(|&(a, b)| topo2.links[topo2.links_between(n(a), n(b))[0] as usize])
+            .collect();
+        assert_eq!(f.rebuild(&move |x: u32| !cut.contains(&x)), (0, 1));
     }
 
     /// A member edge no core reaches (both of tor2's uplinks down) leaves no cover.

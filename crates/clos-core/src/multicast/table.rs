@@ -21,13 +21,13 @@ pub struct Tables {
 
 impl Tables {
     pub fn new(tree: &FatTree, capacity: u32) -> Tables {
-        Tables {
-            capacity,
-            core: vec![0; tree.cores() as usize],
-            aggr: vec![0; tree.aggrs() as usize],
-            edge: vec![0; tree.edges() as usize],
-            edge_multi: vec![0; tree.edges() as usize],
-        }
+        Tables::sized(tree.edges(), tree.aggrs(), tree.cores(), capacity)
+    }
+
+    /// Tables for `edges` edge switches (ToRs), `aggrs` aggregation and `cores` core
+    /// (intermediate) switches.
+    pub fn sized(edges: u32, aggrs: u32, cores: u32, capacity: u32) -> Tables {
+        Tables { capacity, core: vec![0; cores as usize], aggr: vec![0; aggrs as usize], edge: vec![0; edges as usize], edge_multi: vec![0; edges as usize] }
     }
 
     /// Count an entry; returns its switch's count afterwards.

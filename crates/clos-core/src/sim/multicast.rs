@@ -22,9 +22,10 @@ use crate::metrics::trace::{Event as TraceEvent, Marks, NO_LINK};
 use crate::multicast::aggregation::{Aggregated, Dest, GroupInput};
 use crate::multicast::delivery::Delivery;
 use crate::multicast::fabric::Switch;
-use crate::multicast::fabric::{Datagram, McFabric, Mode, Out};
+use crate::multicast::fabric::{Datagram, Mode, Out};
 use crate::multicast::spec::{Aggregate, Spread};
 use crate::multicast::tree::Layer;
+use crate::multicast::trees::McTrees;
 use crate::packet::Packet;
 use crate::rng::mix64;
 use crate::scenario::Scenario;
@@ -63,7 +64,7 @@ pub struct McCounters {
 
 /// A run's multicast: the trees, what receivers got, the counters.
 pub struct Multicast {
-    pub fabric: McFabric,
+    pub fabric: McTrees,
     pub delivery: Delivery,
     pub counters: McCounters,
     /// The group of each flow; `u32::MAX` for unicast flows.
@@ -78,7 +79,8 @@ impl Multicast {
     /// `rates`: each part's constant rate (bits/s), for the groups' λ_g when meta-groups are on.
     pub fn new(s: &Scenario, topo: &Topology, flows: &mut [FlowSpec], groups: &[Option<String>], rates: &[Option<u64>]) -> Result<Option<Multicast>> {
         let Some(spec) = &s.multicast else { return Ok(None) };
-        let k = s.topology.k.expect("normalised: multicast runs on a fat tree");
+        // A fat tree's k; VL2 otherwise (`validate_multicast` allows only these two).
+        let k = (s.topology.kind == crate::scenario::TopologyKind::FatTree).then(|| s.topology.k.expect("normalised: a fat tree has k"));
         let group_of_service: Vec<u32> = groups.iter().map(|g| g.as_deref().and_then(|n| spec.group(n)).map_or(u32::MAX, |g| g as u32)).collect();
         let group_of_flow: Vec<u32> = flows.iter().map(|f| group_of_service.get(f.service as usize).copied().unwrap_or(u32::MAX)).collect();
         let mut senders = vec![Vec::new(); spec.groups.len()];
@@ -87,7 +89,7 @@ impl Multicast {
                 senders[g as usize].push(f.src);
             }
         }
-        let mut fabric = McFabric::new(spec, topo, k, &senders, s.seed)?;
+        let mut fabric = McTrees::new(spec, topo, k, &senders, s.seed)?;
         if let Some(layer) = match spec.aggregate {
             Aggregate::Off => None,
             Aggregate::Edge => Some(Layer::Edge),
@@ -101,7 +103,7 @@ impl Multicast {
                 }
             }
             let inputs: Vec<GroupInput> = fabric
-                .groups
+                .groups()
                 .iter()
                 .zip(&rate)
                 .map(|(g, &rate)| {
@@ -111,11 +113,13 @@ impl Multicast {
                     GroupInput { partition: g.partition, hosts, members: g.members.clone(), rate }
                 })
                 .collect();
-            fabric.aggregation = Some(Aggregated::build(&fabric.tree, &fabric.part, &inputs, layer, spec.capacity, spec.delta_ports)?);
+            if let McTrees::FatTree(f) = &mut fabric {
+                f.aggregation = Some(Aggregated::build(&f.tree, &f.part, &inputs, layer, spec.capacity, spec.delta_ports)?);
+            }
         }
         for (f, &g) in flows.iter_mut().zip(&group_of_flow) {
             if g != u32::MAX {
-                let members = &fabric.groups[g as usize].members;
+                let members = &fabric.groups()[g as usize].members;
                 if let Some(&m) = members.iter().find(|&&m| m != f.src) {
                     f.dst = m;
                 } else {
@@ -126,7 +130,7 @@ impl Multicast {
                 }
             }
         }
-        let delivery = Delivery::new(&fabric.groups.iter().map(|g| (g.senders.clone(), g.members.clone())).collect::<Vec<_>>());
+        let delivery = Delivery::new(&fabric.groups().iter().map(|g| (g.senders.clone(), g.members.clone())).collect::<Vec<_>>());
         Ok(Some(Multicast { fabric, delivery, counters: McCounters::default(), group_of_flow, scratch: Vec::new() }))
     }
 
@@ -138,7 +142,7 @@ impl Multicast {
     /// Copies each datagram of multicast flow `flow` should make arrive: its group's members
     /// other than its sender.
     pub fn receivers_of(&self, flow: u32, src: u32) -> Option<u32> {
-        self.group_of(flow).map(|g| self.fabric.groups[g].members.iter().filter(|&&m| m != src).count() as u32)
+        self.group_of(flow).map(|g| self.fabric.groups()[g].members.iter().filter(|&&m| m != src).count() as u32)
     }
 
     /// Copies on their way (in queues or on wires).
@@ -206,7 +210,7 @@ impl World {
         let pkt = *self.pool.get(h);
         let m = self.mcast.as_mut().expect("multicast packets only with [multicast]");
         let g = m.group_of(pkt.flow).expect("a multicast packet's flow has a group");
-        let choice = match m.fabric.spread {
+        let choice = match m.fabric.spread() {
             Spread::None => 0,
             Spread::Group => mix64(g as u64 + 1),
             Spread::Packet => mix64((g as u64) << 48 ^ (pkt.src as u64) << 24 ^ pkt.seg as u64),
@@ -216,7 +220,7 @@ impl World {
         let ports = &self.ports;
         m.fabric.replicate(Datagram { group: g, src: pkt.src, choice }, node, mode, &|p| !ports.is_down(p), &mut outs);
         let sw = m.fabric.switch(node);
-        if let Some(agg) = m.fabric.aggregation.as_mut() {
+        if let Some(agg) = m.fabric.aggregation_mut() {
             let topo = &self.topo;
             let at = match (sw, agg.layer) {
                 (Switch::Edge(e), Layer::Edge) | (Switch::Aggr(e), Layer::Aggr) => Some(e),
@@ -324,7 +328,7 @@ impl World {
         }
         if !member {
             let m = self.mcast.as_mut().expect("checked above");
-            let agg = m.fabric.aggregation.as_mut();
+            let agg = m.fabric.aggregation_mut();
             debug_assert!(agg.is_some(), "host {host} is not a member of group {g}");
             if let Some(agg) = agg {
                 agg.discard(Dest::Host(host));
@@ -389,7 +393,7 @@ impl World {
         let f = &m.fabric;
         let c = &m.counters;
         let groups: Vec<Value> = f
-            .groups
+            .groups()
             .iter()
             .enumerate()
             .map(|(g, grp)| {
@@ -402,16 +406,29 @@ impl World {
                 v["root"] = json!(grp.root.map(|r| format!("{r:?}").to_lowercase()));
                 if let Some(cover) = &grp.cover {
                     v["cover_cores"] = json!(cover.cores);
+                    if let (true, Some(ft)) = (cover.cores.is_empty(), f.fat_tree()) {
+                        // A cover inside one pod: its aggregation switches.
+                        let half = ft.tree.half();
+                        v["cover_aggrs"] =
+                            cover.feeds.iter().map(|fd| json!(self.topo.nodes[f.node(Switch::Aggr(fd.pod * half + fd.aggr)) as usize].name)).collect();
+                    }
+                }
+                if let McTrees::Vl2(vl2) = f {
+                    // The aggregation switches its set cover chose, each with the ToRs it serves.
+                    let name = |n: u32| self.topo.nodes[n as usize].name.clone();
+                    v["aggs"] = vl2.trees[g]
+                        .serving
+                        .iter()
+                        .map(|(a, tors)| (name(f.node(Switch::Aggr(*a))), json!(tors.iter().map(|&t| name(f.node(Switch::Edge(t)))).collect::<Vec<_>>())))
+                        .collect();
                 }
                 v
             })
             .collect();
         let hops: serde_json::Map<String, Value> = c.detour_hops.iter().enumerate().filter(|(_, &n)| n > 0).map(|(h, &n)| (h.to_string(), json!(n))).collect();
-        let mut out = json!({
-            "partitions": f.part.n,
-            "cores_per_partition": f.part.rc,
-            "aggrs_per_partition": f.part.ra,
-            "spread": f.spread,
+        let mut out = f.partitioning();
+        for (key, value) in json!({
+            "spread": f.spread(),
             "packets": {
                 "sent": c.sent,
                 "replicas": c.replicas,
@@ -424,9 +441,14 @@ impl World {
             "periods_s": m.delivery.periods(),
             "tables": f.table_summary(),
             "groups": groups,
-        });
+        })
+        .as_object()
+        .expect("an object")
+        {
+            out[key] = value.clone();
+        }
         // Only with meta-groups on: a run without them keeps its summary as it was.
-        if let Some(a) = f.aggregation.as_ref() {
+        if let Some(a) = f.aggregation() {
             let topo = &self.topo;
             let node_name = |n: u32| topo.nodes[n as usize].name.clone();
             let layer_node = |i: u32| f.node(if a.layer == Layer::Edge { Switch::Edge(i) } else { Switch::Aggr(i) });
@@ -437,7 +459,7 @@ impl World {
                     Dest::Edge(e) => node_name(f.node(Switch::Edge(e))),
                 },
                 &|i| node_name(layer_node(i)),
-                &|g| f.groups[g as usize].name.clone(),
+                &|g| f.groups()[g as usize].name.clone(),
             );
         }
         Some(out)
@@ -537,7 +559,7 @@ mod tests {
         assert_eq!(m.delivery.began[1], Some(crate::units::PS_PER_MS));
         // Rebuilt at detection (10 ms) + install (10 ms) after the failure.
         assert_eq!(m.delivery.began[2], Some(21 * crate::units::PS_PER_MS));
-        assert_eq!(m.fabric.groups[0].root, Some(crate::multicast::fabric::Root::Core(1)));
+        assert_eq!(m.fabric.groups()[0].root, Some(crate::multicast::fabric::Root::Core(1)));
         let d = &m.delivery.groups[0];
         for r in &d.receivers[1..] {
             let expected = d.expected(r.host, Some(1));
@@ -556,7 +578,7 @@ mod tests {
         let e = err(r#"{"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2},
                 "multicast": {"groups": [{"name": "g", "members": 2}]},
                 "workload": {"kind": "multicast", "group": "g", "hosts": [0], "bytes": 1000, "rate": "1Gbps"}}"#);
-        assert!(e.starts_with("multicast: needs topology.kind = \"fat_tree\""), "{e}");
+        assert!(e.starts_with("multicast: needs topology.kind = \"fat_tree\" or \"vl2\""), "{e}");
         let e = err(r#"{"topology": {"kind": "fat_tree", "k": 4},
                 "multicast": {"groups": [{"name": "g", "members": 2}]},
                 "workload": {"kind": "multicast", "group": "h", "hosts": [0], "bytes": 1000, "rate": "1Gbps"}}"#);
