@@ -90,10 +90,48 @@ def test_without_a_service_the_summary_has_no_service_section():
         ({"zipf": -1}, "service.zipf"),
         ({"servers_per_tenant": 3}, "service.servers_per_tenant"),
         ({"demand": [{"tenant": "nobody", "concurrency": 1}]}, "service.demand[0].tenant"),
-        ({"demand": [{"tenant": "a", "concurrency": 1, "rate": 5.0}]}, "service.demand[0]"),
+        ({"demand": [{"tenant": "a"}]}, "service.demand[0]"),
         ({"rs_step": 2.0}, "service.rs_step"),
         ({"bin": "0s"}, "service.bin"),
         ({"capacity_rps": 5}, "service"),
+        ({"write_fraction": 1.5}, "service.write_fraction"),
+        (
+            {"demand": [{"tenant": "a", "rate": 5.0, "concurrency": 0}]},
+            "service.demand[0].concurrency",
+        ),
+        ({"demand": [{"tenant": "a", "rate": -5.0, "concurrency": 2}]}, "service.demand[0].rate"),
+        ({"write_cost": 0}, "service.write_cost"),
+        (
+            {"demand": [{"tenant": "a", "concurrency": 1, "write_fraction": -0.1}]},
+            "service.demand[0].write_fraction",
+        ),
+        (
+            {"demand": [{"tenant": "a", "concurrency": 4, "profile": "bursty"}]},
+            "service.demand[0].peaks",
+        ),
+        ({"demand": [{"tenant": "a", "concurrency": 4, "low": 2}]}, "service.demand[0].low"),
+        (
+            {
+                "demand": [
+                    {"tenant": "a", "concurrency": 4, "profile": "diurnal", "peaks": [["2s", "1s"]]}
+                ]
+            },
+            "service.demand[0].peaks[0]",
+        ),
+        (
+            {
+                "demand": [
+                    {
+                        "tenant": "a",
+                        "concurrency": 4,
+                        "profile": "bursty",
+                        "peaks": [["1s", "2s"]],
+                        "low": 5,
+                    }
+                ]
+            },
+            "service.demand[0].low",
+        ),
         # 10^9 requests/s for 1 s: 2 x 10^9 flows, terabytes (the memory guard).
         ({"capacity": 1e9}, "service.capacity"),
     ],
@@ -133,3 +171,30 @@ def test_the_report_shows_the_storage_service(tmp_path: Path):
     assert result.exit_code == 0, result.output
     text = page.read_text()
     assert "Storage service" in text and "latency p99" in text
+
+
+def test_read_only_is_the_default():
+    """Without write_fraction the service reads only: nothing about writes in the summary, and
+    the scenario echoed as written (the golden summaries, tests/test_golden.py, hold the rest)."""
+    summary = clos.run(SMALL).summary
+    assert "writes" not in summary["service"]
+    assert all("write_throughput_rps" not in t for t in summary["service"]["tenants"])
+    assert "write_fraction" not in summary["scenario"]["service"]
+    assert "write_cost" not in summary["scenario"]["service"]
+
+
+def test_the_report_shows_reads_and_writes_apart(tmp_path: Path):
+    table = {**SMALL, "service": {**SMALL["service"], "write_fraction": 0.5}}
+    summary = clos.run(table).summary
+    rows = summary["service"]["tenants"]
+    # Half the requests are writes: within 5 standard deviations of a binomial count.
+    for row in rows:
+        n = row["completed"]
+        assert abs(row["writes"] - n / 2) < 5 * (n / 4) ** 0.5, row
+        assert row["reads"] + row["writes"] == n
+    clos.run(table).save(tmp_path / "run")
+    page = tmp_path / "page.html"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "writes/s" in text and "write p99" in text and "read p99" in text

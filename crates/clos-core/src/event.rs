@@ -81,6 +81,9 @@ pub enum ServiceEvent {
     Windows,
     /// The key popularity shifts (`service.shift`).
     Shift,
+    /// Closed-loop tenants with a varying demand (`service.demand[i].profile`) top up their
+    /// outstanding requests to its level; scheduled only when some tenant's demand varies.
+    Demand,
 }
 
 /// What the VL2 directory model (`directory`) schedules for itself.

@@ -288,20 +288,29 @@ def _storage_service(run: SavedRun) -> list[str]:
         if isinstance(mmr, int | float)
         else ""
     )
-    return _detail(
-        "Storage service",
-        run.get("service", "tenants"),
-        [
-            ("tenant", _text("name")),
-            ("weight", _get(units.ratio, "weight")),
-            ("completed", _get(units.count, "completed")),
-            ("requests/s", _get(lambda x: f"{x:,.0f}", "throughput_rps")),
-            ("per unit of weight", _get(lambda x: f"{x:,.0f}", "normalised_rps")),
-            ("latency p50", _get(units.duration, "latency_p50_s")),
-            ("latency p99", _get(units.duration, "latency_p99_s")),
-        ],
-        note,
-    )
+    rate = _get(lambda x: f"{x:,.0f}", "throughput_rps")
+    columns = [
+        ("tenant", _text("name")),
+        ("weight", _get(units.ratio, "weight")),
+        ("completed", _get(units.count, "completed")),
+        ("requests/s", rate),
+        ("per unit of weight", _get(lambda x: f"{x:,.0f}", "normalised_rps")),
+        ("latency p50", _get(units.duration, "latency_p50_s")),
+        ("latency p99", _get(units.duration, "latency_p99_s")),
+    ]
+    if run.get("service", "writes") is not None:
+        # With writes (`service.write_fraction`): reads and writes apart.
+        columns[3:4] = [
+            ("reads/s", _get(lambda x: f"{x:,.0f}", "read_throughput_rps")),
+            ("writes/s", _get(lambda x: f"{x:,.0f}", "write_throughput_rps")),
+        ]
+        columns[-2:] = [
+            ("read p50", _get(units.duration, "read_latency_p50_s")),
+            ("read p99", _get(units.duration, "read_latency_p99_s")),
+            ("write p50", _get(units.duration, "write_latency_p50_s")),
+            ("write p99", _get(units.duration, "write_latency_p99_s")),
+        ]
+    return _detail("Storage service", run.get("service", "tenants"), columns, note)
 
 
 def _updates(run: SavedRun) -> list[str]:

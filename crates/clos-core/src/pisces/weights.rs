@@ -33,9 +33,16 @@
 //!   partner with a step above epsilon, the period makes no swap (its latency cannot be reduced
 //!   by a bilateral swap). The seed's multilateral form (a max-bottleneck-flow problem,
 //!   line 7945) is omitted in the seed and not built.
-//! - **Non-negative shares.** The step is also capped at `r_u,n` and `r_t,m`, the shares given up.
-//!   A share can so reach 0; fair queuing takes only positive weights, so the service that wires
-//!   them together must give such a tenant a floor (not chosen here).
+//! - **A donor gives only spare share.** The step is also capped at the donors' positive slack,
+//!   `max(0, s_u,n)` and `max(0, s_t,m)`: a swap never takes a tenant-node below its demand
+//!   (`r < x`). The latency cost `1 / (r - x)` is the seed's only within `r > x` (its "operating
+//!   regime", line 7952); a donor pushed to `r <= x` would have an unbounded queue, a latency
+//!   above any finite one, so the swap would raise the maximum latency, not reduce it as the seed
+//!   says it always does (line 7941). A tenant-node already at or above its share gives nothing.
+//!   Since `x >= 0` the cap also keeps shares non-negative. (Capping at the share `r` instead, as
+//!   we first did, let an overloaded tenant give away all of a share it was using, its requests
+//!   then waited behind a floor weight, it arrived nowhere, measured no demand, and starved:
+//!   `scripts/pisces_dynamic_experiment.py`, docs/tenants.md.)
 //! - **Threshold.** A swap is executed only if `delta > epsilon` (strictly).
 //! - **Presence.** A tenant is on a node when it holds a replica there (from placement); its
 //!   initial shares are given, or split evenly over its nodes ([`WeightAllocation::even`]), the
@@ -163,7 +170,7 @@ impl WeightAllocation {
             for m in (0..nodes).filter(|&m| m != n && self.present[t][m] && self.present[u][m]) {
                 let on_n = (slack(u, n) - slack(t, n)) / 2.0;
                 let on_m = (slack(t, m) - slack(u, m)) / 2.0;
-                let amount = on_n.min(on_m).min(self.shares[u][n]).min(self.shares[t][m]);
+                let amount = on_n.min(on_m).min(slack(u, n).max(0.0)).min(slack(t, m).max(0.0));
                 if best.is_none_or(|b| amount > b.amount) {
                     best = Some(Swap { tenant: t, partner: u, node: n, other_node: m, amount });
                 }
@@ -257,6 +264,24 @@ mod tests {
         let swap = wa.step(&d).unwrap().unwrap();
         assert_eq!((swap.partner, swap.amount), (1, 22.5));
         assert_eq!(wa.shares()[2], vec![50.0, 50.0]);
+    }
+
+    #[test]
+    fn a_donor_gives_only_the_share_it_does_not_use() {
+        // Two tenants on two nodes, global 100, shares 50 each. Demand t0 [110, 60],
+        // t1 [0, 170]: slacks t0 [-60, -10], t1 [50, -120]. Worst: t1 on n1. Partner t0, other
+        // node n0: bisection on n1 (-10 + 120) / 2 = 55, on n0 (50 + 60) / 2 = 55. Capped at the
+        // shares (50 and 50), t0 would give all 50 of its share on n1 while using 60 there:
+        // share 0, its requests there wait behind a floor weight (the starvation). t0 has no
+        // spare share on n1 (slack -10): nothing moves.
+        let mut wa = two_by_two(0.0);
+        assert_eq!(wa.step(&[vec![110.0, 60.0], vec![0.0, 170.0]]).unwrap(), None);
+        assert_eq!(wa.shares(), &[vec![50.0, 50.0], vec![50.0, 50.0]]);
+        // With t0 using 40 on n1 (slack 10) the bisections are (10 + 120) / 2 = 65 and 55; the
+        // swap is t0's spare 10, and leaves t0's share on n1 at its demand, 40.
+        let swap = wa.step(&[vec![110.0, 40.0], vec![0.0, 170.0]]).unwrap().expect("a swap of 10");
+        assert_eq!(swap, Swap { tenant: 1, partner: 0, node: 1, other_node: 0, amount: 10.0 });
+        assert_eq!(wa.shares(), &[vec![60.0, 40.0], vec![40.0, 60.0]]);
     }
 
     #[test]

@@ -25,6 +25,13 @@
 //!   With `multiget` a read asks for several keys ([`multiget`]): one request to each server
 //!   holding some of them, costing that server (and its FQ tokens) one service time a key,
 //!   answered with the sum of their values; the read is done when its last answer is in.
+//! - **Writes** (`write_fraction`, 0 by default: read-only): a write sets one key at its
+//!   partition's primary (the first copy), carrying `request_size` + the value's bytes, costs
+//!   the server `write_cost` reads of time and FQ tokens, and is acknowledged with
+//!   `request_size` bytes; the primary then sends a copy to each other replica (asynchronous
+//!   replication, as Membase's), which costs that server the same and is answered to no one.
+//! - **Varying demand** ([`profile`]): a tenant's concurrency or rate may be bursty or
+//!   diurnal in time (Pisces's Figure 5a).
 //! - **Weight allocation** ([`crate::pisces::weights`]) every `wa_period` from `wa_start`:
 //!   the controller reads each tenant's request arrivals at each server over the period (the
 //!   demand `x_t,n`, requests/s) and makes reciprocal swaps of local shares (in requests/s;
@@ -43,6 +50,7 @@
 
 pub mod keys;
 pub mod multiget;
+pub mod profile;
 pub mod spec;
 
 use crate::error::Result;
@@ -56,6 +64,7 @@ use crate::rng::{unit, Stream};
 use crate::units::{seconds, Time, PS_PER_S};
 use crate::workload::tenants::TenantSpec;
 use keys::Keys;
+use profile::{Profile, ProfileKind};
 use serde_json::{json, Value};
 use spec::{PlacementKind, SelectionKind, ServiceSpec};
 use std::collections::VecDeque;
@@ -63,8 +72,12 @@ use std::collections::VecDeque;
 /// The most reciprocal swaps weight allocation makes in one period.
 pub const WA_SWAPS: usize = 1000;
 
-/// A read: issued by a client of a tenant, done when all its requests are answered (one
-/// request without `multiget`).
+/// How often a closed-loop tenant's varying demand is read to top up its outstanding requests
+/// (also read whenever one of its requests completes).
+pub const DEMAND_TICK: Time = PS_PER_S / 100;
+
+/// A read (or a write): issued by a client of a tenant, done when all its requests are
+/// answered (one request without `multiget`, and always one for a write).
 #[derive(Clone, Copy, Debug)]
 struct Read {
     tenant: u32,
@@ -72,15 +85,50 @@ struct Read {
     issued: Time,
     /// Requests not yet answered.
     pending: u32,
+    write: bool,
 }
 
-/// One server's part of a read: its keys and the bytes of their values.
+/// What a request asks of its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    /// Read `keys` keys; answered with their values.
+    Read,
+    /// Write one key at its partition's primary; answered with an acknowledgement, and copied
+    /// to the partition's other replicas.
+    Write,
+    /// The primary's copy of a write to another replica: processed there, answered to no one.
+    Replica,
+}
+
+/// One server's part of a read (its keys and the bytes of their values), or a write (its
+/// value's bytes) or its copy to a replica.
 #[derive(Clone, Copy, Debug)]
 struct Request {
     read: u32,
     server: u32,
     keys: u32,
     bytes: u64,
+    op: Op,
+    /// The tenant's partition (used by a write, to find its replicas).
+    partition: u32,
+}
+
+/// Writes (`service.write_fraction`): what they cost and what is measured of them. Built only
+/// when some tenant writes, so a read-only service draws and counts nothing more.
+struct Writes {
+    /// Each tenant's fraction of requests that are writes.
+    fraction: Vec<f64>,
+    /// Picoseconds a server takes per write (or replica copy), and its FQ tokens.
+    time: Time,
+    cost: f64,
+    /// Completed per tenant, and of those in the measured window.
+    done: Vec<u64>,
+    in_window: Vec<u64>,
+    read_latencies: Vec<Vec<Time>>,
+    write_latencies: Vec<Vec<Time>>,
+    /// Copies sent to replicas, and refused by a full queue.
+    copies: u64,
+    copies_refused: u64,
 }
 
 /// What a finished flow of the service was.
@@ -127,6 +175,14 @@ pub struct Service {
     pub names: Vec<String>,
     pub weights: Vec<f64>,
     pub demand: Vec<Demand>,
+    /// Each tenant's varying demand (`service::profile`), `None` for a constant one.
+    profiles: Vec<Option<Profile>>,
+    /// Reads (and writes) each tenant has in flight.
+    outstanding: Vec<u32>,
+    /// The most an open-loop tenant may have in flight (`demand[i]` with both `rate` and
+    /// `concurrency`; `u32::MAX`: no cap), and its arrivals not issued for that.
+    open_cap: Vec<u32>,
+    capped: Vec<u64>,
     /// Host of each client.
     pub clients: Vec<u32>,
     servers: Vec<Server>,
@@ -144,8 +200,8 @@ pub struct Service {
     wa: Option<WeightAllocation>,
     wa_swaps: u64,
     wa_periods: u64,
-    /// Requests arriving per tenant per server since the last WA period.
-    arrivals: Vec<Vec<u64>>,
+    /// Work (in reads) arriving per tenant per server since the last WA period.
+    arrivals: Vec<Vec<f64>>,
     /// `routers[t * clients + c]` with replica selection.
     routers: Vec<ReplicaSelector>,
     rng: Stream,
@@ -170,6 +226,7 @@ pub struct Service {
     keys_done: Vec<u64>,
     bins: Vec<Vec<u32>>,
     latencies: Vec<Vec<Time>>,
+    writes: Option<Box<Writes>>,
     spec: ServiceSpec,
 }
 
@@ -238,13 +295,26 @@ impl Service {
             .collect();
         let wa = WeightAllocation::even(present.clone(), &global, spec.wa_epsilon * spec.capacity)?;
         let mut demand: Vec<Demand> = vec![Demand::Closed(spec.concurrency); t_count];
+        let mut profiles: Vec<Option<Profile>> = vec![None; t_count];
+        let mut open_cap: Vec<u32> = vec![u32::MAX; t_count];
         for d in &spec.demand {
             let t = tenants.iter().position(|x| x.name == d.tenant).expect("validated");
             demand[t] = match (d.concurrency, d.rate) {
-                (Some(c), _) => Demand::Closed(c),
                 (_, Some(r)) => Demand::Open(r),
+                (Some(c), None) => Demand::Closed(c),
                 _ => unreachable!("validated"),
             };
+            if let (Some(c), Some(_)) = (d.concurrency, d.rate) {
+                open_cap[t] = c;
+            }
+            if d.profile != ProfileKind::Constant {
+                let peak = match demand[t] {
+                    Demand::Closed(c) => c as f64,
+                    Demand::Open(r) => r,
+                };
+                let peaks = d.peaks.iter().map(|(a, b)| (a.0, b.0)).collect();
+                profiles[t] = Some(Profile { kind: d.profile, peak, low: d.low.unwrap_or(0.0), peaks });
+            }
         }
         let routers = if spec.replica_selection == SelectionKind::Pisces {
             let params = WindowParams { step: spec.rs_step, queued: spec.rs_queued, ewma: spec.rs_ewma, initial_window: 1.0 };
@@ -257,6 +327,10 @@ impl Service {
             names: tenants.iter().map(|t| t.name.clone()).collect(),
             weights,
             demand,
+            profiles,
+            open_cap,
+            capped: vec![0; t_count],
+            outstanding: vec![0; t_count],
             clients,
             servers: server_hosts.iter().map(|&host| Server { host, queue: Queue::Fifo(VecDeque::new()), waiting: 0, busy: false }).collect(),
             service_time: ((PS_PER_S as f64 / spec.capacity).round() as Time).max(1),
@@ -268,7 +342,7 @@ impl Service {
             wa: Some(wa),
             wa_swaps: 0,
             wa_periods: 0,
-            arrivals: vec![vec![0; n]; t_count],
+            arrivals: vec![vec![0.0; n]; t_count],
             routers,
             rng,
             phase: 0,
@@ -289,6 +363,25 @@ impl Service {
             keys_done: vec![0; t_count],
             bins: vec![vec![0; bins]; t_count],
             latencies: vec![Vec::new(); t_count],
+            writes: spec.writes().then(|| {
+                let mut fraction = vec![spec.write_fraction; t_count];
+                for d in &spec.demand {
+                    if let Some(w) = d.write_fraction {
+                        fraction[tenants.iter().position(|x| x.name == d.tenant).expect("validated")] = w;
+                    }
+                }
+                Box::new(Writes {
+                    fraction,
+                    time: ((PS_PER_S as f64 * spec.write_cost / spec.capacity).round() as Time).max(1),
+                    cost: spec.write_cost,
+                    done: vec![0; t_count],
+                    in_window: vec![0; t_count],
+                    read_latencies: vec![Vec::new(); t_count],
+                    write_latencies: vec![Vec::new(); t_count],
+                    copies: 0,
+                    copies_refused: 0,
+                })
+            }),
             spec: spec.clone(),
         };
         if spec.fair_queuing {
@@ -331,6 +424,42 @@ impl Service {
         c
     }
 
+    /// Whether any tenant's demand varies in time.
+    pub fn varying(&self) -> bool {
+        self.profiles.iter().any(Option::is_some)
+    }
+
+    /// Whether tenant `t`'s demand varies in time.
+    pub fn varies(&self, t: usize) -> bool {
+        self.profiles[t].is_some()
+    }
+
+    /// How many more reads closed-loop tenant `t` should issue now to reach its level: its
+    /// varying demand rounded, less what it has in flight (0 for a constant demand).
+    pub fn shortfall(&self, t: usize, now: Time) -> u32 {
+        match &self.profiles[t] {
+            Some(p) => (p.level(now).round() as u32).saturating_sub(self.outstanding[t]),
+            None => 0,
+        }
+    }
+
+    /// Whether open-loop tenant `t`'s request due now is issued: with a varying demand, drawn
+    /// at its peak rate and kept with probability level / peak (thinning, which makes the kept
+    /// ones a Poisson process of the level's rate); always without.
+    pub fn keep_arrival(&mut self, t: usize, now: Time) -> bool {
+        let Some(p) = &self.profiles[t] else { return true };
+        let keep = p.level(now) / p.peak;
+        unit(&mut self.rng) < keep
+    }
+
+    /// Whether open-loop tenant `t` is at its cap of outstanding requests (its arrival now is
+    /// not issued, and counted).
+    pub fn at_cap(&mut self, t: usize) -> bool {
+        let full = self.outstanding[t] >= self.open_cap[t];
+        self.capped[t] += full as u64;
+        full
+    }
+
     /// Picoseconds to tenant `t`'s next open-loop request (exponential at its rate).
     pub fn next_gap(&mut self, t: usize) -> Option<Time> {
         let Demand::Open(rate) = self.demand[t] else { return None };
@@ -338,9 +467,14 @@ impl Service {
         Some(((-(1.0 - u).ln() / rate) * PS_PER_S as f64).round().max(1.0) as Time)
     }
 
-    /// A new read of tenant `t` from client `c` at `now`: its requests, one per server it
-    /// asks, each with the hosts and bytes of its request flow.
+    /// A new read (or write) of tenant `t` from client `c` at `now`: its requests, one per
+    /// server it asks, each with the hosts and bytes of its request flow.
     pub fn issue(&mut self, t: usize, c: u32, now: Time) -> Vec<(u32, u32, u32, u64)> {
+        if let Some(w) = &self.writes {
+            if w.fraction[t] > 0.0 && unit(&mut self.rng) < w.fraction[t] {
+                return vec![self.issue_write(t, c, now)];
+            }
+        }
         let keys = self.fanout.as_ref().map_or(1, |(k, _)| k.draw(&mut self.rng));
         let read = self.reads.len() as u32;
         let mut parts: Vec<Request> = Vec::new();
@@ -367,11 +501,12 @@ impl Service {
                     r.keys += 1;
                     r.bytes += bytes;
                 }
-                None => parts.push(Request { read, server, keys: 1, bytes }),
+                None => parts.push(Request { read, server, keys: 1, bytes, op: Op::Read, partition: p as u32 }),
             }
         }
-        self.reads.push(Read { tenant: t as u32, client: c, issued: now, pending: parts.len() as u32 });
+        self.reads.push(Read { tenant: t as u32, client: c, issued: now, pending: parts.len() as u32, write: false });
         self.issued[t] += 1;
+        self.outstanding[t] += 1;
         let client = self.clients[c as usize];
         parts
             .into_iter()
@@ -381,6 +516,52 @@ impl Service {
                 (id, client, self.servers[r.server as usize].host, self.request_bytes)
             })
             .collect()
+    }
+
+    /// A write of one key by tenant `t` from client `c`: to its partition's primary (its first
+    /// copy; replica selection balances reads only), carrying the value; the answer is an
+    /// acknowledgement of `request_size` bytes.
+    fn issue_write(&mut self, t: usize, c: u32, now: Time) -> (u32, u32, u32, u64) {
+        let rank = self.keys.draw(&mut self.rng);
+        let p = self.keys.partition(t, self.phase, rank);
+        let server = self.nodes_of[t][p][0] as u32;
+        let value = match &self.fanout {
+            Some((_, values)) => values.draw(&mut self.rng),
+            None => self.object_bytes,
+        };
+        let read = self.reads.len() as u32;
+        self.reads.push(Read { tenant: t as u32, client: c, issued: now, pending: 1, write: true });
+        self.issued[t] += 1;
+        self.outstanding[t] += 1;
+        let id = self.requests.len() as u32;
+        self.requests.push(Request { read, server, keys: 1, bytes: value, op: Op::Write, partition: p as u32 });
+        (id, self.clients[c as usize], self.servers[server as usize].host, self.request_bytes + value)
+    }
+
+    /// The copies of write `id` that its primary sends, once it has processed it, to the
+    /// partition's other replicas: each a request with the hosts and bytes of its flow.
+    pub fn replicate(&mut self, id: u32) -> Vec<(u32, u32, u32, u64)> {
+        let w = self.requests[id as usize];
+        if w.op != Op::Write {
+            return Vec::new();
+        }
+        let t = self.reads[w.read as usize].tenant as usize;
+        let from = self.servers[w.server as usize].host;
+        let replicas: Vec<usize> = self.nodes_of[t][w.partition as usize][1..].to_vec();
+        self.writes.as_mut().expect("a write exists only with writes").copies += replicas.len() as u64;
+        replicas
+            .into_iter()
+            .map(|s| {
+                let copy = self.requests.len() as u32;
+                self.requests.push(Request { server: s as u32, op: Op::Replica, ..w });
+                (copy, from, self.servers[s].host, self.request_bytes + w.bytes)
+            })
+            .collect()
+    }
+
+    /// Whether request `id` is a replica's copy of a write (which has no response).
+    pub fn is_copy(&self, id: u32) -> bool {
+        self.requests[id as usize].op == Op::Replica
     }
 
     /// Flow `flow` carries request `id` (`response`: its answer).
@@ -406,13 +587,20 @@ impl Service {
         let limit = self.spec.queue_limit;
         let s = &mut self.servers[r.server as usize];
         if s.waiting >= limit {
-            self.refused[t] += 1;
+            match &mut self.writes {
+                Some(w) if r.op == Op::Replica => w.copies_refused += 1,
+                _ => self.refused[t] += 1,
+            }
             return Queued::Refused;
         }
-        self.arrivals[t][r.server as usize] += r.keys as u64;
+        let cost = match (&self.writes, r.op) {
+            (Some(w), Op::Write | Op::Replica) => w.cost,
+            _ => r.keys as f64,
+        };
+        self.arrivals[t][r.server as usize] += cost;
         match &mut s.queue {
             Queue::Fifo(q) => q.push_back(id),
-            Queue::Fair(fq) => fq.push(t, r.keys as f64, id).expect("a known tenant, a positive cost"),
+            Queue::Fair(fq) => fq.push(t, cost, id).expect("a known tenant, a positive cost"),
         }
         s.waiting += 1;
         if s.busy {
@@ -432,14 +620,21 @@ impl Service {
         s.busy = id.is_some();
         let id = id?;
         s.waiting -= 1;
-        Some((id, now + self.service_time * self.requests[id as usize].keys as Time))
+        let r = &self.requests[id as usize];
+        let work = match (&self.writes, r.op) {
+            (Some(w), Op::Write | Op::Replica) => w.time,
+            _ => self.service_time * r.keys as Time,
+        };
+        Some((id, now + work))
     }
 
-    /// The hosts and bytes of request `id`'s response flow.
+    /// The hosts and bytes of request `id`'s response flow: a read's values, or a write's
+    /// acknowledgement (`request_size`).
     pub fn response(&self, id: u32) -> (u32, u32, u64) {
         let r = self.requests[id as usize];
         let read = self.reads[r.read as usize];
-        (self.servers[r.server as usize].host, self.clients[read.client as usize], r.bytes)
+        let bytes = if r.op == Op::Write { self.request_bytes } else { r.bytes };
+        (self.servers[r.server as usize].host, self.clients[read.client as usize], bytes)
     }
 
     /// Request `id`'s tenant and client.
@@ -448,11 +643,19 @@ impl Service {
         (read.tenant as usize, read.client)
     }
 
-    /// Request `id` was refused: its read is over (true) once none of its requests is pending.
+    /// Request `id` was refused: its read is over (true) once none of its requests is pending
+    /// (a replica's copy is no one's request: false).
     pub fn refuse(&mut self, id: u32) -> bool {
+        if self.is_copy(id) {
+            return false;
+        }
         let read = &mut self.reads[self.requests[id as usize].read as usize];
         read.pending -= 1;
-        read.pending == 0
+        let over = read.pending == 0;
+        if over {
+            self.outstanding[read.tenant as usize] -= 1;
+        }
+        over
     }
 
     /// The response to request `id` arrived at `now`: count its keys, and its read once the
@@ -465,15 +668,31 @@ impl Service {
         read.pending -= 1;
         let done = read.pending == 0;
         let client = read.client as usize;
+        let write = read.write;
         self.keys_done[t] += r.keys as u64;
         if let Some(b) = self.bins[t].get_mut((now / self.bin) as usize) {
             *b += r.keys;
         }
         if done {
             self.completed[t] += 1;
+            self.outstanding[t] -= 1;
             if now >= self.measure_from {
                 self.latencies[t].push(latency);
             }
+            if let Some(w) = &mut self.writes {
+                let measured = now >= self.measure_from;
+                if write {
+                    w.done[t] += 1;
+                    w.in_window[t] += measured as u64;
+                }
+                if measured {
+                    let kind = if write { &mut w.write_latencies[t] } else { &mut w.read_latencies[t] };
+                    kind.push(latency);
+                }
+            }
+        }
+        if write {
+            return done; // replica selection learns from reads, which it balances
         }
         if !self.routers.is_empty() {
             let k = t * self.clients.len() + client;
@@ -493,9 +712,9 @@ impl Service {
     /// servers' fair queues take the new local weights.
     pub fn allocate(&mut self, period: Time) {
         let per_s = 1.0 / seconds(period);
-        let demand: Vec<Vec<f64>> = self.arrivals.iter().map(|row| row.iter().map(|&a| a as f64 * per_s).collect()).collect();
+        let demand: Vec<Vec<f64>> = self.arrivals.iter().map(|row| row.iter().map(|&a| a * per_s).collect()).collect();
         for row in &mut self.arrivals {
-            row.fill(0);
+            row.fill(0.0);
         }
         self.wa_periods += 1;
         let wa = self.wa.as_mut().expect("shares are always kept");
@@ -518,13 +737,30 @@ impl Service {
     /// Forget the arrivals counted so far (WA's first period starts clean).
     pub fn reset_arrivals(&mut self) {
         for row in &mut self.arrivals {
-            row.fill(0);
+            row.fill(0.0);
         }
     }
 
     /// A demand shift: every tenant's ranks move to the other hash.
     pub fn shift(&mut self) {
         self.phase += 1;
+    }
+
+    /// Tenant `t`'s demand as the summary shows it: its concurrency or rate, and with a varying
+    /// demand its profile, level outside the peaks, and peak intervals.
+    fn demand_summary(&self, t: usize) -> Value {
+        let mut d = match self.demand[t] {
+            Demand::Closed(c) => json!({"concurrency": c}),
+            Demand::Open(r) if self.open_cap[t] < u32::MAX => json!({"rate": r, "concurrency": self.open_cap[t], "capped": self.capped[t]}),
+            Demand::Open(r) => json!({"rate": r}),
+        };
+        if let Some(p) = &self.profiles[t] {
+            let d = d.as_object_mut().expect("an object");
+            d.insert("profile".into(), json!(p.kind));
+            d.insert("low".into(), json!(p.low));
+            d.insert("peaks_s".into(), json!(p.peaks.iter().map(|&(a, b)| [seconds(a), seconds(b)]).collect::<Vec<_>>()));
+        }
+        d
     }
 
     /// The summary's `service` section, at the run's end `now`.
@@ -544,10 +780,10 @@ impl Service {
                 l.sort_unstable();
                 all.extend_from_slice(&l);
                 let p = |q: f64| percentile(&l, q).map(seconds);
-                json!({
+                let mut row = json!({
                     "name": self.names[t],
                     "weight": self.weights[t],
-                    "demand": match self.demand[t] { Demand::Closed(c) => json!({"concurrency": c}), Demand::Open(r) => json!({"rate": r}) },
+                    "demand": self.demand_summary(t),
                     "servers": self.present[t].iter().filter(|&&b| b).count(),
                     "issued": self.issued[t],
                     "completed": self.completed[t],
@@ -559,7 +795,26 @@ impl Service {
                     "latency_p50_s": p(50.0),
                     "latency_p99_s": p(99.0),
                     "latency_p999_s": p(99.9),
-                })
+                });
+                if let Some(w) = &self.writes {
+                    let writes = if span > 0.0 { w.in_window[t] as f64 / span } else { 0.0 };
+                    let row = row.as_object_mut().expect("an object");
+                    row.insert("write_fraction".into(), json!(w.fraction[t]));
+                    row.insert("writes".into(), json!(w.done[t]));
+                    row.insert("reads".into(), json!(self.completed[t] - w.done[t]));
+                    row.insert("write_throughput_rps".into(), json!(writes));
+                    row.insert("read_throughput_rps".into(), json!(throughput[t] - writes));
+                    for (kind, lat) in [("read", &w.read_latencies[t]), ("write", &w.write_latencies[t])] {
+                        let mut l = lat.clone();
+                        l.sort_unstable();
+                        let p = |q: f64| percentile(&l, q).map(seconds);
+                        let mean = (!l.is_empty()).then(|| l.iter().map(|&x| seconds(x)).sum::<f64>() / l.len() as f64);
+                        row.insert(format!("{kind}_latency_mean_s"), json!(mean));
+                        row.insert(format!("{kind}_latency_p50_s"), json!(p(50.0)));
+                        row.insert(format!("{kind}_latency_p99_s"), json!(p(99.0)));
+                    }
+                }
+                row
             })
             .collect();
         all.sort_unstable();
@@ -581,7 +836,7 @@ impl Service {
         let within_min = classes.iter().filter(|c| c.1 >= 2).filter_map(|c| c.2).reduce(f64::min);
         let total: f64 = throughput.iter().sum();
         let util_max = self.fair_utilisation.iter().copied().fold(0.0, f64::max);
-        json!({
+        let mut out = json!({
             "servers": self.servers.len(),
             "clients": self.clients.len(),
             "capacity_rps": self.capacity,
@@ -614,6 +869,15 @@ impl Service {
                 "rps": (0..t_count).map(|t| self.bins[t][..last_bin].iter().map(|&c| c as f64 / seconds(self.bin)).collect::<Vec<f64>>()).collect::<Vec<_>>(),
                 "mmr": series_mmr,
             },
-        })
+        });
+        if let Some(w) = &self.writes {
+            let o = out.as_object_mut().expect("an object");
+            o.insert("write_cost".into(), json!(w.cost));
+            o.insert("writes".into(), json!(w.done.iter().sum::<u64>()));
+            o.insert("write_throughput_rps".into(), json!(if span > 0.0 { w.in_window.iter().sum::<u64>() as f64 / span } else { 0.0 }));
+            o.insert("replica_copies".into(), json!(w.copies));
+            o.insert("replica_copies_refused".into(), json!(w.copies_refused));
+        }
+        out
     }
 }

@@ -2,6 +2,7 @@
 //! Pisces's four switchable mechanisms (docs/tenants.md, "Storage service"). Errors name the
 //! dotted field (`service.capacity`) and the fix.
 
+use super::profile::{self, ProfileKind};
 use crate::error::{bad, Result};
 use crate::units::{ByteSize, Duration, PS_PER_S};
 use crate::workload::hosts::HostSet;
@@ -39,12 +40,32 @@ pub enum SelectionKind {
 pub struct DemandSpec {
     /// The tenant (a name from `[[tenants]]`).
     pub tenant: String,
-    /// Closed loop: requests the tenant keeps outstanding, spread over the clients.
+    /// Closed loop: requests the tenant keeps outstanding, spread over the clients. With
+    /// `rate`: the most it has outstanding (an arrival beyond them is not issued).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
     /// Open loop: Poisson requests per second, spread over the clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// The fraction of this tenant's requests that are writes, replacing
+    /// `service.write_fraction` for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_fraction: Option<f64>,
+    /// How the demand varies in time (`service::profile`): `"constant"` (default), `"bursty"`
+    /// (the demand inside `peaks`, `low` outside) or `"diurnal"` (a raised-cosine hump over each
+    /// of `peaks`). The demand's `concurrency` or `rate` is then its peak.
+    #[serde(default, skip_serializing_if = "is_constant")]
+    pub profile: ProfileKind,
+    /// A varying demand's peak intervals, `[from, to]` each, in time order and disjoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peaks: Vec<(Duration, Duration)>,
+    /// A varying demand's level outside its peaks (default 0), in its demand's unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<f64>,
+}
+
+fn is_constant(k: &ProfileKind) -> bool {
+    *k == ProfileKind::Constant
 }
 
 /// A key-value storage service whose requests and responses are flows through the fabric
@@ -80,6 +101,16 @@ pub struct ServiceSpec {
     /// Zipf exponent of key popularity (default 0.99, YCSB's).
     #[serde(default = "d_zipf")]
     pub zipf: f64,
+    /// The fraction of every tenant's requests that are writes (default 0: read-only, as YCSB's
+    /// workload C and Pisces's evaluation); `demand[i].write_fraction` overrides it per tenant.
+    /// A write goes to its partition's first copy (the primary), which answers the client and
+    /// copies the object to the other replicas (`crate::service`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_fraction: f64,
+    /// What a write (and each replica's copy of it) costs a server, in reads: its processing
+    /// time is `write_cost / capacity` and its fair-queuing tokens `write_cost` (default 1).
+    #[serde(default = "d_write_cost", skip_serializing_if = "is_one")]
+    pub write_cost: f64,
     /// Closed loop: requests each tenant keeps outstanding (default 16), unless `demand` says.
     #[serde(default = "d_concurrency")]
     pub concurrency: u32,
@@ -161,6 +192,15 @@ fn d_request_size() -> ByteSize {
 fn d_zipf() -> f64 {
     0.99
 }
+fn d_write_cost() -> f64 {
+    1.0
+}
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
 fn d_concurrency() -> u32 {
     16
 }
@@ -211,7 +251,20 @@ pub fn hosts(set: &HostSet, n_hosts: u32, field: &str) -> Result<Vec<u32>> {
     }
 }
 
+/// A write fraction must be in [0, 1].
+fn check_fraction(x: f64, field: &str) -> Result<()> {
+    if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
+        return Err(bad(field, format!("{x} is not a fraction in [0, 1] (0: read-only, 1: every request a write)")));
+    }
+    Ok(())
+}
+
 impl ServiceSpec {
+    /// Whether any tenant writes (`write_fraction` above 0 service-wide or for one tenant).
+    pub fn writes(&self) -> bool {
+        self.write_fraction > 0.0 || self.demand.iter().any(|d| d.write_fraction.is_some_and(|w| w > 0.0))
+    }
+
     /// Check every field against the fabric's host count, the tenants and the run's stop time.
     pub fn validate(&self, n_hosts: u32, tenants: &[TenantSpec], stop: Option<Duration>) -> Result<()> {
         let f = |name: &str| format!("service.{name}");
@@ -263,12 +316,29 @@ impl ServiceSpec {
                 return Err(bad(format!("{p}.tenant"), format!("\"{}\" already has service.demand[{j}]", d.tenant)));
             }
             match (d.concurrency, d.rate) {
-                (Some(_), Some(_)) | (None, None) => return Err(bad(p, "give exactly one of concurrency (closed loop) and rate (open loop, requests/s)")),
-                (None, Some(r)) if !(r.is_finite() && r > 0.0 && r <= 1e9) => {
+                (None, None) => {
+                    return Err(bad(p, "give concurrency (closed loop) or rate (open loop, requests/s; with concurrency, at most that many outstanding)"))
+                }
+                (Some(0), Some(_)) => {
+                    return Err(bad(format!("{p}.concurrency"), "a cap of 0 outstanding requests issues nothing; give at least 1, or leave it out"))
+                }
+                (_, Some(r)) if !(r.is_finite() && r > 0.0 && r <= 1e9) => {
                     return Err(bad(format!("{p}.rate"), format!("{r} is not a rate in (0, 1e9] requests/s")))
                 }
                 _ => {}
             }
+            let (peak, closed) = match (d.concurrency, d.rate) {
+                (_, Some(r)) => (r, false),
+                (c, None) => (c.unwrap_or(0) as f64, true),
+            };
+            profile::validate(&p, d.profile, &d.peaks, d.low, peak, closed)?;
+            if let Some(w) = d.write_fraction {
+                check_fraction(w, &format!("{p}.write_fraction"))?;
+            }
+        }
+        check_fraction(self.write_fraction, &f("write_fraction"))?;
+        if !(self.write_cost.is_finite() && self.write_cost > 0.0 && self.write_cost <= 1e6) {
+            return Err(bad(f("write_cost"), format!("{} is not a cost in (0, 1e6] reads (1: a write costs a server what a read does)", self.write_cost)));
         }
         if self.queue_limit == 0 {
             return Err(bad(f("queue_limit"), "must be at least 1 request"));
