@@ -19,12 +19,7 @@ fn k4(wiring: Wiring) -> Topology {
 fn copies(topo: &Topology, f: &McFabric, group: usize, node: &str, mode: Mode, up: &dyn Fn(u32) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     f.replicate(Datagram { group, src: 0, choice: 0 }, topo.node_named(node).unwrap(), mode, up, &mut out);
-    out.iter()
-        .map(|o| match o {
-            Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
-            Out::Detour { .. } => "detour".into(),
-        })
-        .collect()
+    out.iter().map(|o| o.name(topo)).collect()
 }
 
 /// k = 4 AB, n = 4 partitions of one core each (Algorithm 1: N_p = 2·4·1/4 = 2; pod 0's agg0

@@ -76,6 +76,17 @@ pub enum Out {
     Detour { target: u32, resume: Mode },
 }
 
+impl Out {
+    /// Where the copy goes, by name: the node at the port's far end, or "detour" (for tests
+    /// and traces read by people).
+    pub fn name(&self, topo: &Topology) -> String {
+        match self {
+            Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
+            Out::Detour { .. } => "detour".into(),
+        }
+    }
+}
+
 /// What replication reads of a packet: its group, its sender, and the holder choice going up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Datagram {
@@ -623,12 +634,7 @@ mod tests {
         let run = |node: u32, mode: Mode| {
             let mut out = Vec::new();
             f.replicate(Datagram { group: 0, src: 0, choice: 0 }, node, mode, &all_up, &mut out);
-            out.iter()
-                .map(|o| match o {
-                    Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
-                    Out::Detour { .. } => "detour".into(),
-                })
-                .collect::<Vec<_>>()
+            out.iter().map(|o| o.name(&topo)).collect::<Vec<_>>()
         };
         let n = |name: &str| topo.node_named(name).unwrap();
         assert_eq!(run(n("tor0"), Mode::Up), ["h1", "agg0"]);

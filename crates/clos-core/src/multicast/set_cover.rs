@@ -262,12 +262,7 @@ mod tests {
         let run = |node: &str, mode: Mode| {
             let mut out = Vec::new();
             f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n(node), mode, &up, &mut out);
-            out.iter()
-                .map(|o| match o {
-                    Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
-                    Out::Detour { .. } => "detour".into(),
-                })
-                .collect::<Vec<_>>()
+            out.iter().map(|o| o.name(&topo)).collect::<Vec<_>>()
         };
         assert_eq!(run("tor0", Mode::Up), ["h1", "agg0", "agg1"]);
         assert_eq!(run("agg0", Mode::Up), ["core0"]);
@@ -307,12 +302,7 @@ mod tests {
         let run = |node: &str, mode: Mode| {
             let mut out = Vec::new();
             f.replicate(Datagram { group: 0, src: 0, choice: 0 }, n(node), mode, &up, &mut out);
-            out.iter()
-                .map(|o| match o {
-                    Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
-                    Out::Detour { .. } => "detour".into(),
-                })
-                .collect::<Vec<_>>()
+            out.iter().map(|o| o.name(&topo)).collect::<Vec<_>>()
         };
         assert_eq!(run("tor0", Mode::Up), ["h1", "agg0", "agg1"]);
         assert_eq!(run("agg0", Mode::Up), ["tor2"]);

@@ -307,12 +307,7 @@ mod tests {
     fn copies(topo: &Topology, f: &Vl2Fabric, g: usize, choice: u64, node: &str, mode: Mode) -> Vec<String> {
         let mut out = Vec::new();
         f.replicate(Datagram { group: g, src: 0, choice }, topo.node_named(node).unwrap(), mode, &mut out);
-        out.iter()
-            .map(|o| match o {
-                Out::Port(p) => topo.nodes[topo.ports[*p as usize].to as usize].name.clone(),
-                Out::Detour { .. } => "detour".into(),
-            })
-            .collect()
+        out.iter().map(|o| o.name(topo)).collect()
     }
 
     /// 3 aggregation switches (`tor_uplinks`: tor0 on agg0, agg1; tor1 on agg2, agg0; tor2 on
