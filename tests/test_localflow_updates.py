@@ -73,6 +73,34 @@ def test_a_drain_too_short_for_the_packets_in_flight_shows_as_stale_and_mixed():
     assert 0 < i["mixed_version_packets"] <= i["stale_version_packets"]
 
 
+def test_per_flow_keeps_long_flows_on_their_first_round():
+    """Per-flow: every packet is forwarded by the round its source ToR pinned its flow to, so
+    none mixes (as two-phase). The permutation's long flows never idle for the 1 s default soft
+    timeout, so after the first version flips they all stay on the round before it (the ECMP
+    default, round 0), the old rules are held to the end of the run, and no later round is
+    installed. Even 1 ms is too long here (these flows never pause that long); with a 20 us
+    timeout, shorter than some gaps between a flow's packets, flows leave the old round, its
+    rules go and later versions install."""
+    s = run("convergence.update=per_flow")
+    i = s["load_balancer"]["install"]
+    assert i["update"] == "per_flow" and i["flow_timeout_ms"] == 1000.0
+    assert i["mixed_version_packets"] == 0 and i["stale_version_packets"] == 0
+    assert i["versions"] == 1 and i["old_version_held_at_end"]
+    assert i["rounds_waited"] == i["intervals"] - 1
+    # Every flow and its ACK stream started before the first flip: each is kept.
+    flows = len(clos.run(Scenario.load(str(PERMUTATION), [*CHANNEL, "stop=1ms"])).flows)
+    assert i["flows_kept_on_old_round"] >= flows
+    assert conserved(s)
+    assert run("convergence.update=per_flow", "convergence.flow_timeout=1ms")["load_balancer"][
+        "install"
+    ]["old_version_held_at_end"]
+    short = run("convergence.update=per_flow", "convergence.flow_timeout=20us")
+    j = short["load_balancer"]["install"]
+    assert j["mixed_version_packets"] == 0 and j["versions"] > 1
+    assert j["time_to_remove_old_mean_ms"] > 0
+    assert conserved(short)
+
+
 def test_ordered_sends_the_tiers_in_turn_and_its_rules_come_later():
     """Ordered: a round's messages go to the aggregation switches, then, once they have
     acknowledged, to the ToRs, so the ToRs' rules are in force at least one round trip later
@@ -96,7 +124,10 @@ def test_the_same_strategy_runs_the_same():
 @pytest.mark.parametrize(
     ("override", "says"),
     [
-        (["convergence.update=per_flow"], "convergence.update: per_flow is not modelled"),
+        (
+            ["convergence.update=per_flow", "convergence.coalesce=true"],
+            'convergence.coalesce: applies to update = "unordered" only',
+        ),
         (
             ["convergence.update=ordered", "convergence.coalesce=true"],
             'convergence.coalesce: applies to update = "unordered" only',
@@ -125,7 +156,9 @@ def test_the_documented_experiment_at_a_small_size(tmp_path):
         assert workload["two_phase"].get("load_balancer", "install", "mixed_version_packets") == 0
         assert workload["unordered"].get("load_balancer", "install", "rules_written") > 0
     table = module.tables(runs)
-    for name in ("no channel", "unordered", "ordered", "two_phase", "ECMP"):
+    for workload in runs.values():
+        assert workload["per_flow"].get("load_balancer", "install", "mixed_version_packets") == 0
+    for name in ("no channel", "unordered", "ordered", "two_phase", "per_flow", "ECMP"):
         assert f"| {name} |" in table
     module.figure(runs, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000

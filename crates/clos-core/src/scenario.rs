@@ -664,21 +664,15 @@ impl Scenario {
                     "applies to LocalFlow's rule rewrites only; set routing.scheme = \"localflow\" (or \"localflow-ns\") or remove it",
                 ));
             }
-            // The strategy applies to LocalFlow's rounds too (control/rewrites.rs).
+            // The strategy applies to LocalFlow's rounds too (control/rewrites.rs). Coalescing
+            // drops a backlogged switch's older in-place writes; the other strategies send each
+            // round whole (a version, or a tier's turn), and a dropped part would break it.
             let update = c.update.map_or("unordered", |u| u.name());
-            if localflow && c.mode == crate::failures::ConvergenceMode::Controller {
-                if update == "per_flow" {
-                    return Err(bad(
-                        "convergence.update",
-                        "per_flow is not modelled for LocalFlow's rule rewrites (each round would wait for every live flow to idle); use \"unordered\", \"ordered\" or \"two_phase\"",
-                    ));
-                }
-                if c.coalesce == Some(true) && update != "unordered" {
-                    return Err(bad(
-                        "convergence.coalesce",
-                        format!("applies to update = \"unordered\" only (under \"{update}\" the controller sends each round whole); remove it or set update = \"unordered\""),
-                    ));
-                }
+            if localflow && c.mode == crate::failures::ConvergenceMode::Controller && c.coalesce == Some(true) && update != "unordered" {
+                return Err(bad(
+                    "convergence.coalesce",
+                    format!("applies to update = \"unordered\" only (under \"{update}\" the controller sends each round whole); remove it or set update = \"unordered\""),
+                ));
             }
         }
         if !self.failures.is_empty() {

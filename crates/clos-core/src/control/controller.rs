@@ -21,6 +21,7 @@
 
 use super::channel::Channel;
 use super::consistency::{Agreed, VersionLog};
+use super::flow_pins::FlowPins;
 use super::ordered;
 use super::rules::SwitchRules;
 use super::UpdateStrategy;
@@ -145,8 +146,7 @@ pub struct Controller {
     /// packet was last stamped with the old version; each switch's rules to remove and to keep
     /// once the old flows are over.
     flow_timeout: Time,
-    flows: std::collections::HashMap<u64, FlowPin>,
-    old_last: Time,
+    pins: FlowPins,
     removal: Vec<(u64, u64)>,
     /// Steps planned while running one (per-flow's checks and removal), to schedule.
     pub fresh: Vec<(Time, u32)>,
@@ -165,22 +165,6 @@ pub struct Controller {
     pub mixed: u64,
     /// Two-phase: packets whose version's rules were removed before they left.
     pub stale: u64,
-    /// Two-phase and per-flow: flows whose packets were stamped with more than one version
-    /// while the flow lasted (per-flow: with no idle spell of `flow_timeout` between them).
-    pub flows_switched: u64,
-    /// Per-flow: flows that kept the old version after their ingress switch stamped new flows
-    /// with the new one.
-    pub flows_kept_old: u64,
-}
-
-/// A flow at its ingress switch (two-phase and per-flow).
-#[derive(Clone, Copy, Debug)]
-struct FlowPin {
-    version: u8,
-    last: Time,
-    /// Counted in `flows_switched` or `flows_kept_old` already.
-    switched: bool,
-    kept: bool,
 }
 
 impl Controller {
@@ -245,8 +229,7 @@ impl Controller {
             pending: Vec::new(),
             stuck: false,
             flow_timeout: spec.flow_timeout,
-            flows: std::collections::HashMap::new(),
-            old_last: 0,
+            pins: FlowPins::new((spec.update == UpdateStrategy::PerFlow).then_some(spec.flow_timeout)),
             removal: Vec::new(),
             fresh: Vec::new(),
             steps: Vec::new(),
@@ -261,8 +244,6 @@ impl Controller {
             overflows: Vec::new(),
             mixed: 0,
             stale: 0,
-            flows_switched: 0,
-            flows_kept_old: 0,
         })
     }
 
@@ -589,7 +570,7 @@ impl Controller {
             Step::Expire { u } => {
                 // The last old-stamped packet's rule times out `flow_timeout` after it; the
                 // controller hears one way later (a flow-removed message) and removes the rest.
-                let expires = self.old_last + self.flow_timeout;
+                let expires = self.pins.old_last + self.flow_timeout;
                 if expires > now {
                     let i = self.step(Step::Expire { u });
                     self.fresh.push((expires, i));
@@ -670,36 +651,10 @@ impl Controller {
     /// lasts (no idle spell of `flow_timeout`) and its rules are still there, else the current
     /// one. Counts flows stamped with more than one version while they last.
     fn stamp(&mut self, s: usize, pkt: &Packet, now: Time) -> u8 {
-        let new = self.ingress[s];
         let key = ((pkt.flow as u64) << 32) | pkt.src as u64;
-        let pin = self.flows.entry(key).or_insert(FlowPin { version: new, last: now, switched: false, kept: false });
-        let v = if self.strategy == UpdateStrategy::TwoPhase {
-            new
-        } else {
-            let lasts = now - pin.last < self.flow_timeout;
-            let kept = pin.version == self.main_version || (self.old.is_some() && pin.version == self.old_version && !self.old_gone[s]);
-            if lasts && kept {
-                pin.version
-            } else {
-                // A new flow, or one back from an idle spell: its old rule has expired.
-                *pin = FlowPin { version: new, last: now, switched: false, kept: false };
-                new
-            }
-        };
-        if v != pin.version && !pin.switched {
-            pin.switched = true;
-            self.flows_switched += 1;
-        }
-        if v != new && !pin.kept {
-            pin.kept = true;
-            self.flows_kept_old += 1;
-        }
-        pin.version = v;
-        pin.last = now;
-        if v != self.main_version {
-            self.old_last = self.old_last.max(now);
-        }
-        v
+        let (main, old, old_version, gone) = (self.main_version, self.old.is_some(), self.old_version, self.old_gone[s]);
+        let held = |v: u32| v == main as u32 || (old && v == old_version as u32 && !gone);
+        self.pins.stamp(key, now, self.ingress[s] as u32, main as u32, held) as u8
     }
 
     /// The summary's `update` section.
@@ -741,8 +696,8 @@ impl Controller {
             "table_size": self.table_size,
             "drain_s": (self.strategy == UpdateStrategy::TwoPhase).then(|| seconds(self.drain)),
             "flow_timeout_s": (self.strategy == UpdateStrategy::PerFlow).then(|| seconds(self.flow_timeout)),
-            "flows_switched_version": self.strategy.tagged().then_some(self.flows_switched),
-            "flows_kept_on_old_version": (self.strategy == UpdateStrategy::PerFlow).then_some(self.flows_kept_old),
+            "flows_switched_version": self.strategy.tagged().then_some(self.pins.switched),
+            "flows_kept_on_old_version": (self.strategy == UpdateStrategy::PerFlow).then_some(self.pins.kept_old),
             "mixed_version_packets": self.mixed,
             "stale_version_dropped": self.stale,
             "rules_at_start_total": self.initial_total,

@@ -18,6 +18,8 @@
 //! - [`ordered`]: the dependency order of an ordered update (downstream before upstream).
 //! - [`consistency`]: which routing versions a hop's rule agrees with; a packet whose hops agree
 //!   with no single version was processed by a mix of old and new rules.
+//! - [`flow_pins`]: per-flow consistency at the ingress switch: which version a flow's packets
+//!   are stamped with (a flow keeps its version until idle for the soft timeout).
 //! - [`controller`]: the controller: versions, the planned messages, table space, the record.
 //! - [`rewrites`]: a load balancer's periodic rule rewrites (LocalFlow's, every interval) through
 //!   the same channel, under the update strategies.
@@ -27,6 +29,7 @@
 pub mod channel;
 pub mod consistency;
 pub mod controller;
+pub mod flow_pins;
 pub mod ordered;
 pub mod rewrite_versions;
 pub mod rewrites;

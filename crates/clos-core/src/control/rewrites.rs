@@ -43,6 +43,13 @@
 //! the last flip is acknowledged removes the old version (one delete per old rule). One version
 //! at a time: a round decided while one is under way is not installed (`rounds_waited`); the
 //! next version, at the first round after the old rules are gone, carries the newest decisions.
+//! `per_flow` stages and flips as two-phase, but each source ToR keeps stamping a flow that has
+//! sent within `flow_timeout` with the round it was pinned to (`flow_pins.rs`; the ToR also
+//! holds the new version's stamping rules beside the old); new flows, and flows back from an
+//! idle spell, take the newest installed round. The old version's rules go once the last flow
+//! pinned to them has idled `flow_timeout` (checked at each round, one way later at the
+//! switches), and only then may the next version begin: a flow that never idles keeps its
+//! round's rules, and holds every later round back.
 //!
 //! Generic over the rule's action (`A`) and keyed by the rule's flow key (`u64`) so that the
 //! control plane knows nothing of a load balancer's rule format.
@@ -119,6 +126,14 @@ pub struct Rewrites<A> {
     live_held: Vec<u64>,
     /// Two-phase: when the controller hears the last removal (it may start the next version).
     free_at: Time,
+    /// Two-phase and per-flow: rules of the version being replaced, per switch, until removed.
+    old_held: Vec<u64>,
+    /// Per-flow: the soft timeout; while the old version waits for its flows, when its last ToR
+    /// flipped, the version's round and when it was decided; the last packet stamped with an
+    /// older round than the newest (the LocalFlow side keeps it here before each round ends).
+    flow_timeout: Time,
+    expiring: Option<(Time, u32, Time)>,
+    pub old_last: Time,
     pub stats: RewriteStats,
 }
 
@@ -198,19 +213,29 @@ impl<A: Copy> Rewrites<A> {
             round_held: 0,
             live_held: vec![0; switches],
             free_at: 0,
+            old_held: vec![0; switches],
+            flow_timeout: 0,
+            expiring: None,
+            old_last: 0,
             stats: RewriteStats { refused: vec![Refused::default(); switches], ..RewriteStats::default() },
         }
     }
 
-    /// Under `update` (not `per_flow`): each switch's `tiers` (0 ToR, 1 aggregation, 2 top) and
-    /// `stamping` rules (server ports at a ToR), and two-phase's `drain`.
+    /// Under `update`: each switch's `tiers` (0 ToR, 1 aggregation, 2 top) and `stamping`
+    /// rules (server ports at a ToR), and two-phase's `drain` (per-flow: `with_flow_timeout`).
     pub fn with_update(mut self, update: UpdateStrategy, drain: Time, tiers: Vec<u8>, stamping: Vec<u64>) -> Self {
-        debug_assert!(update != UpdateStrategy::PerFlow && tiers.len() == self.tiers.len() && stamping.len() == self.tiers.len());
+        debug_assert!(tiers.len() == self.tiers.len() && stamping.len() == self.tiers.len());
         debug_assert!(!(self.coalesce && update != UpdateStrategy::Unordered));
         self.update = update;
         self.drain = drain;
         self.tiers = tiers;
         self.stamping = stamping;
+        self
+    }
+
+    /// Per-flow: the old rules' soft timeout.
+    pub fn with_flow_timeout(mut self, flow_timeout: Time) -> Self {
+        self.flow_timeout = flow_timeout;
         self
     }
 
@@ -226,7 +251,7 @@ impl<A: Copy> Rewrites<A> {
     /// New rules switch `s`, with `held` placed in its next version, may still take: under
     /// two-phase the version in force keeps its room beside the new one.
     pub fn space_at(&self, s: usize, held: u64) -> u64 {
-        let reserved = if self.update == UpdateStrategy::TwoPhase { self.live_held[s] } else { 0 };
+        let reserved = if self.update.tagged() { self.live_held[s] + self.old_held[s] } else { 0 };
         self.table_size.saturating_sub(held + reserved)
     }
 
@@ -350,7 +375,9 @@ impl<A: Copy> Rewrites<A> {
         }
         self.batch.clear();
         self.live_held.iter_mut().for_each(|h| *h = 0);
+        self.old_held.iter_mut().for_each(|h| *h = 0);
         self.free_at = 0;
+        self.expiring = None;
     }
 
     /// The round's decisions are all in (`send` was called for every switch with rules): send
@@ -370,7 +397,7 @@ impl<A: Copy> Rewrites<A> {
                     let tiers = &self.tiers;
                     let now_tier: Vec<&(usize, Vec<(u64, A)>)> = batch.iter().filter(|(s, _)| tiers[*s] == tier).collect();
                     for (s, rules) in now_tier {
-                        let a = self.post(*s, now, sent, Kind::Write, rules.len() as u64, rules.clone(), &mut at_once);
+                        let a = self.post(*s, now, sent, Kind::Write, self.round, rules.len() as u64, rules.clone(), &mut at_once);
                         acked = Some(acked.unwrap_or(a).max(a));
                     }
                     if let Some(a) = acked {
@@ -380,10 +407,21 @@ impl<A: Copy> Rewrites<A> {
                 }
                 (None, at_once)
             }
-            UpdateStrategy::TwoPhase => {
+            UpdateStrategy::TwoPhase | UpdateStrategy::PerFlow => {
                 let batch = std::mem::take(&mut self.batch);
                 let sent = now + self.channel.one_way;
-                if self.free_at > sent {
+                if let Some((flipped, round, decided)) = self.expiring {
+                    // Per-flow: the old rules expire `flow_timeout` after the last packet
+                    // stamped with them (no earlier than the last flip plus the timeout); the
+                    // controller hears at this round and removes the rest.
+                    if flipped.max(self.old_last) + self.flow_timeout <= now {
+                        self.expiring = None;
+                        let (removed, last_removal) = self.remove_old(now, sent, round, &mut at_once);
+                        self.free_at = removed;
+                        self.stats.removal_times.push(last_removal - decided);
+                    }
+                }
+                if self.free_at > sent || self.expiring.is_some() {
                     self.stats.rounds_waited += 1;
                     return (None, at_once);
                 }
@@ -393,15 +431,19 @@ impl<A: Copy> Rewrites<A> {
                 for (s, rules) in &batch {
                     new_held[*s] = rules.len() as u64;
                 }
+                // Per-flow: a ToR holds the new stamping rules beside the old (refined per flow).
+                let per_flow = self.update == UpdateStrategy::PerFlow;
+                let extra = |s: usize| if per_flow { self.stamping[s] } else { 0 };
                 let old_total: u64 = self.live_held.iter().sum();
-                self.stats.peak_rules_total = self.stats.peak_rules_total.max(old_total + new_held.iter().sum::<u64>());
-                for (old, new) in self.live_held.iter().zip(&new_held) {
-                    self.stats.peak_rules_one_switch = self.stats.peak_rules_one_switch.max(old + new);
+                let extra_total: u64 = (0..n).map(extra).sum();
+                self.stats.peak_rules_total = self.stats.peak_rules_total.max(old_total + new_held.iter().sum::<u64>() + extra_total);
+                for (s, (old, new)) in self.live_held.iter().zip(&new_held).enumerate() {
+                    self.stats.peak_rules_one_switch = self.stats.peak_rules_one_switch.max(old + new + extra(s));
                 }
                 // (1) The new version beside the old.
                 let mut staged = sent;
                 for (s, rules) in batch {
-                    staged = staged.max(self.post(s, now, sent, Kind::Stage, rules.len() as u64, rules, &mut at_once));
+                    staged = staged.max(self.post(s, now, sent, Kind::Stage, self.round, rules.len() as u64, rules, &mut at_once));
                 }
                 // (2) Every switch has it: the ToRs stamp packets with the new version.
                 let mut flipped = staged;
@@ -410,37 +452,60 @@ impl<A: Copy> Rewrites<A> {
                     if self.stamping[s] > 0 {
                         let k = self.stamping[s];
                         self.stats.stamping_rules_written += k;
-                        let acked = self.post(s, now, staged, Kind::Flip, k, Vec::new(), &mut at_once);
+                        let acked = self.post(s, now, staged, Kind::Flip, self.round, k, Vec::new(), &mut at_once);
                         flipped = flipped.max(acked);
                         last_flip = last_flip.max(acked - self.channel.one_way);
                     }
                 }
-                // (3) `drain` after the last flip is acknowledged, the old rules go.
-                let mut removed = flipped + self.drain;
-                let mut last_removal = removed;
-                for s in 0..n {
-                    let k = self.live_held[s];
-                    self.stats.removal_rules_written += k;
-                    let acked = self.post(s, now, flipped + self.drain, Kind::Remove, k, Vec::new(), &mut at_once);
-                    removed = removed.max(acked);
-                    last_removal = last_removal.max(acked - self.channel.one_way);
-                }
-                self.live_held = new_held;
-                self.free_at = removed;
+                self.old_held = std::mem::replace(&mut self.live_held, new_held);
                 self.stats.flip_times.push(last_flip - now);
-                self.stats.removal_times.push(last_removal - now);
+                if per_flow {
+                    // (3) once the flows pinned to the old version are over (checked each round).
+                    self.expiring = Some((last_flip, self.round, now));
+                } else {
+                    // (3) `drain` after the last flip is acknowledged, the old rules go.
+                    let (removed, last_removal) = self.remove_old(now, flipped + self.drain, self.round, &mut at_once);
+                    self.free_at = removed;
+                    self.stats.removal_times.push(last_removal - now);
+                }
                 (Some(self.round), at_once)
             }
             _ => (None, at_once),
         }
     }
 
-    /// Send switch `s` a message of `n` rule writes at `sent` (decided at `now`): `rules` for a
-    /// write or a stage, none for a flip (`n` stamping rules) or a removal (`n` deletes).
-    /// Returns when its acknowledgement is back. In force at once (`at_once`) when it takes no
-    /// time. Writes and stages count in the install delays.
+    /// Two-phase and per-flow: every switch deletes the replaced version's rules (`old_held`),
+    /// sent at `sent`; version `round` is then the only one. Returns when the last
+    /// acknowledgement is back and when the last switch is done.
+    fn remove_old(&mut self, now: Time, sent: Time, round: u32, at_once: &mut Vec<(usize, Installed<A>)>) -> (Time, Time) {
+        let mut removed = sent;
+        let mut last_removal = sent;
+        for s in 0..self.old_held.len() {
+            let k = std::mem::take(&mut self.old_held[s]);
+            self.stats.removal_rules_written += k;
+            let acked = self.post(s, now, sent, Kind::Remove, round, k, Vec::new(), at_once);
+            removed = removed.max(acked);
+            last_removal = last_removal.max(acked - self.channel.one_way);
+        }
+        (removed, last_removal)
+    }
+
+    /// Send switch `s` a message of `n` rule writes at `sent` (decided at `now`) for `round`:
+    /// `rules` for a write or a stage, none for a flip (`n` stamping rules) or a removal (`n`
+    /// deletes). Returns when its acknowledgement is back. In force at once (`at_once`) when it
+    /// takes no time. Writes and stages count in the install delays.
     #[allow(clippy::too_many_arguments)]
-    fn post(&mut self, s: usize, now: Time, sent: Time, kind: Kind, n: u64, rules: Vec<(u64, A)>, at_once: &mut Vec<(usize, Installed<A>)>) -> Time {
+    fn post(
+        &mut self,
+        s: usize,
+        now: Time,
+        sent: Time,
+        kind: Kind,
+        round: u32,
+        n: u64,
+        rules: Vec<(u64, A)>,
+        at_once: &mut Vec<(usize, Installed<A>)>,
+    ) -> Time {
         let timed = matches!(kind, Kind::Write | Kind::Stage);
         if n > 0 {
             self.stats.messages += 1;
@@ -461,12 +526,12 @@ impl<A: Copy> Rewrites<A> {
             self.stats.delays.push(d.done - now);
         }
         if d.done <= now && self.pending[s].is_empty() {
-            at_once.push((s, Installed { kind, round: self.round, rules }));
+            at_once.push((s, Installed { kind, round, rules }));
             return d.acked;
         }
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1);
-        self.pending[s].push_back(Message { token, kind, round: self.round, start: d.start, done: d.done, rules, rounds });
+        self.pending[s].push_back(Message { token, kind, round, start: d.start, done: d.done, rules, rounds });
         self.due.push((d.done, s as u32, token));
         d.acked
     }
@@ -494,7 +559,7 @@ impl<A: Copy> Rewrites<A> {
                 })
             })
             .collect();
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "latency_ms": ms(self.channel.one_way * 2),
             "rule_rate_per_s": if self.channel.per_rule > 0.0 { 1e12 / self.channel.per_rule } else { f64::MAX },
             "table_size": self.table_size,
@@ -527,7 +592,13 @@ impl<A: Copy> Rewrites<A> {
             "time_to_flip_max_ms": s.flip_times.iter().max().map_or(0.0, |&t| ms(t)),
             "time_to_remove_old_mean_ms": mean_ms(&s.removal_times),
             "time_to_remove_old_max_ms": s.removal_times.iter().max().map_or(0.0, |&t| ms(t)),
-        })
+        });
+        if self.update == UpdateStrategy::PerFlow {
+            v["flow_timeout_ms"] = ms(self.flow_timeout).into();
+            // The run ended with an old version still held for flows pinned to it.
+            v["old_version_held_at_end"] = self.expiring.is_some().into();
+        }
+        v
     }
 }
 
@@ -701,6 +772,38 @@ mod tests {
         assert_eq!((r.stats.versions, r.stats.rules_written), (2, 9 + 14));
         // Table space: beside version 3's 3 rules, s0 may take 1000 - 3 - 3 more.
         assert_eq!(r.space_at(0, 3), 994);
+    }
+
+    /// Per-flow, 1 ms one way, 1000 rules/s, soft timeout 5 ms. Round 1 (10 ms) stages 3 + 2
+    /// rules (sent 11 ms, s0 writing from 12 to 15, acknowledged 16), then flips s0's 4
+    /// stamping rules (in at 21 ms, 11 ms after the round), holding them beside the old (peak
+    /// 5 + 4 = 9; s0 3 + 4 = 7). No removal yet: at round 2 (20 ms) 21 + 5 > 20, and the round
+    /// waits. A packet was last stamped with the old round at 22 ms: at round 3 (30 ms)
+    /// 22 + 5 <= 30, so the old rules go, sent at 31 ms, in at 32 ms (22 ms after round 1); the
+    /// round still waits for the acknowledgement (33 ms). Round 4 starts the next version.
+    #[test]
+    fn per_flow_removes_the_old_rules_once_their_flows_have_idled() {
+        let mut r: Rewrites<u8> = Rewrites::new(2 * PS_PER_MS, 1000.0, 1000, false, names(2))
+            .with_update(UpdateStrategy::PerFlow, 0, vec![0, 1], vec![4, 0])
+            .with_flow_timeout(5 * PS_PER_MS);
+        let round = |r: &mut Rewrites<u8>, at: Time| {
+            r.begin_interval();
+            r.send(0, at, 3, 0, (0..3).map(|k| (k, 1)).collect());
+            r.send(1, at, 2, 0, (0..2).map(|k| (k, 1)).collect());
+            r.end_interval(at)
+        };
+        assert_eq!(round(&mut r, 10 * PS_PER_MS).0, Some(1));
+        assert_eq!((r.stats.peak_rules_total, r.stats.peak_rules_one_switch), (9, 7));
+        assert_eq!(r.stats.flip_times, vec![11 * PS_PER_MS]);
+        assert_eq!(round(&mut r, 20 * PS_PER_MS).0, None);
+        assert!(r.stats.removal_times.is_empty());
+        r.old_last = 22 * PS_PER_MS;
+        assert_eq!(round(&mut r, 30 * PS_PER_MS).0, None);
+        assert_eq!(r.stats.removal_times, vec![22 * PS_PER_MS]);
+        let kinds: Vec<(Kind, u32)> = r.pending[0].iter().map(|m| (m.kind, m.round)).collect();
+        assert_eq!(kinds, vec![(Kind::Stage, 1), (Kind::Flip, 1), (Kind::Remove, 1)]);
+        assert_eq!(r.stats.rounds_waited, 2);
+        assert_eq!(round(&mut r, 40 * PS_PER_MS).0, Some(4));
     }
 
     /// Two-phase through an instant channel: stage, flip and removal are all in force at the

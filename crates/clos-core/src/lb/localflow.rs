@@ -46,6 +46,7 @@
 use super::ecmp::Ecmp;
 use super::params::{RoutingSpec, SplitBy};
 use super::{Fabric, PreHashedMap, Scheme};
+use crate::control::flow_pins::FlowPins;
 use crate::control::rewrite_versions::{self, OPEN_END};
 use crate::control::rewrites::{Installed, Kind, Rewrites};
 use crate::control::UpdateStrategy;
@@ -130,6 +131,8 @@ pub struct LocalFlow {
     /// rules were gone at a switch (forwarded by the newest version there).
     pub mixed_version_packets: u64,
     pub stale_version_packets: u64,
+    /// Per-flow: the round each flow is stamped with at its source ToR (`control::flow_pins`).
+    pub pins: Option<Box<FlowPins>>,
     /// Per switch: its tier (0 ToR, 1 aggregation, 2 top) and its server ports.
     tiers: Vec<u8>,
     server_ports: Vec<u64>,
@@ -157,6 +160,7 @@ impl LocalFlow {
             tagged: false,
             mixed_version_packets: 0,
             stale_version_packets: 0,
+            pins: None,
             tiers: (topo.n_hosts..topo.nodes.len()).map(|n| tier(topo.role(n as u32))).collect(),
             server_ports: (topo.n_hosts..topo.nodes.len()).map(|n| topo.host_tor.iter().filter(|&&t| t as usize == n).count() as u64).collect(),
         }
@@ -165,19 +169,17 @@ impl LocalFlow {
     /// Write each round's rules through a control channel: `latency` round trip, `rule_rate`
     /// rules per second per switch, tables of `table_size` enforced, backlogged switches
     /// coalescing to the newest round if `coalesce`. `names`: the switches' names, in order.
-    /// The `update` strategy applies to each round (`control::rewrites`; not `per_flow`, which
-    /// the scenario refuses).
+    /// The `update` strategy applies to each round (`control::rewrites`; per-flow pins each flow
+    /// to a round at its source ToR, `control::flow_pins`).
     pub fn use_control_channel(&mut self, c: &crate::control::Settings, names: Vec<String>) {
         debug_assert_eq!(names.len(), self.switches.len());
-        let r = Rewrites::new(c.latency, c.rule_rate, c.table_size, c.coalesce, names).with_update(
-            c.update,
-            c.drain,
-            self.tiers.clone(),
-            self.server_ports.clone(),
-        );
+        let r = Rewrites::new(c.latency, c.rule_rate, c.table_size, c.coalesce, names)
+            .with_update(c.update, c.drain, self.tiers.clone(), self.server_ports.clone())
+            .with_flow_timeout(c.flow_timeout);
         self.rewrites = Some(Box::new(r));
+        self.pins = (c.update == UpdateStrategy::PerFlow).then(|| Box::new(FlowPins::new(Some(c.flow_timeout))));
         self.track = true;
-        self.tagged = c.update == UpdateStrategy::TwoPhase;
+        self.tagged = c.update.tagged();
         for sw in &mut self.switches {
             sw.new_round = NO_VERSION;
         }
@@ -195,7 +197,8 @@ impl LocalFlow {
     pub fn next_port(&mut self, f: &Fabric, switch: u32, pkt: &mut Packet) -> u32 {
         if self.tagged && f.topo.host_tor[pkt.src as usize] == switch {
             // Two-phase: the source ToR's stamping rules tag the packet with a version.
-            pkt.conga_fb.0 = self.switches[switch as usize - self.n_hosts].stamp as u8;
+            let sw = &self.switches[switch as usize - self.n_hosts];
+            pkt.conga_fb.0 = stamp_at(sw, self.pins.as_deref_mut(), ((pkt.flow as u64) << 32) | pkt.src as u64, f.now) as u8;
         }
         let (g, group) = f.group_for(switch, pkt);
         if group.len() == 1 {
@@ -378,6 +381,9 @@ impl LocalFlow {
             }
         }
         if let Some(r) = self.rewrites.as_mut() {
+            if let Some(p) = &self.pins {
+                r.old_last = p.old_last;
+            }
             let (began, at_once) = r.end_interval(f.now);
             if let Some(v) = began {
                 // Two-phase: version `v` is staged beside the one in force, empty until written.
@@ -436,6 +442,21 @@ fn apply(sw: &mut SwitchRules, m: Installed<Action>) {
                 rule.action = meta.staged;
             }
             (sw.old_round, sw.new_round) = (m.round, NO_VERSION);
+        }
+    }
+}
+
+/// The round a source ToR stamps on a packet of flow `key` at `now`: its stamping rules'
+/// round, or under per-flow the round the flow is pinned to, while the flow lasts and that
+/// round's rules are still here.
+#[inline]
+fn stamp_at(sw: &SwitchRules, pins: Option<&mut FlowPins>, key: u64, now: Time) -> u32 {
+    match pins {
+        None => sw.stamp,
+        Some(p) => {
+            let (old, new) = (sw.old_round, sw.new_round);
+            let newest = if new == NO_VERSION { old } else { new };
+            p.stamp(key, now, sw.stamp, newest, |v| v == old || v == new)
         }
     }
 }
@@ -675,5 +696,44 @@ mod tests {
             seen.insert((slot_index(Role::Tor, n), slot_index(Role::Agg, n), slot_index(Role::Core, n)));
         }
         assert_eq!(seen.len(), SLOTS * SLOTS * SLOTS, "the three tiers' slots vary independently");
+    }
+
+    /// Per-flow at a ToR with one rule: round 0 sends it out port 1, round 1 (staged, then
+    /// flipped at 4 ms) out port 2; soft timeout 10 ms. Flow A sends at 0 and 3 ms (round 0),
+    /// then at 8 ms, after the flip: it has been idle 5 ms < 10, so it keeps round 0 and port 1.
+    /// Flow B sent at 0 ms, then idles to 12 ms (12 >= 10): it takes round 1 and port 2. Flow C
+    /// starts at 8 ms: round 1. No packet mixes rounds. Once round 0's rules are removed, A
+    /// (still active) moves to round 1.
+    #[test]
+    fn per_flow_keeps_an_active_flow_on_its_round_and_moves_an_idle_one() {
+        let ms = crate::units::PS_PER_MS;
+        let mut sw = SwitchRules::default();
+        sw.rules.push(Rule { dst: 0, group: 0, bytes: 0, packets: 0, action: Action::Port(1) });
+        sw.meta.push(Meta { staged: Action::Port(2), ..FRESH });
+        (sw.old_round, sw.new_round, sw.stamp) = (0, NO_VERSION, 0);
+        let mut pins = FlowPins::new(Some(10 * ms));
+        let (mut mixed, mut stale) = (0, 0);
+        let mut hop = |sw: &SwitchRules, pins: &mut FlowPins, key: u64, now: Time| {
+            let mut pkt = Packet::default();
+            pkt.conga_fb.0 = stamp_at(sw, Some(pins), key, now) as u8;
+            match versioned_hop(sw, 0, &mut pkt, 1, true, &mut mixed, &mut stale) {
+                Action::Port(p) => p,
+                _ => unreachable!(),
+            }
+        };
+        let (a, b, c) = (1u64, 2u64, 3u64);
+        assert_eq!(hop(&sw, &mut pins, a, 0), 1);
+        assert_eq!(hop(&sw, &mut pins, b, 0), 1);
+        sw.new_round = 1;
+        assert_eq!(hop(&sw, &mut pins, a, 3 * ms), 1);
+        sw.stamp = 1;
+        assert_eq!(hop(&sw, &mut pins, a, 8 * ms), 1, "active across the round: keeps its port");
+        assert_eq!(hop(&sw, &mut pins, c, 8 * ms), 2, "new after the flip: the new round");
+        assert_eq!(hop(&sw, &mut pins, b, 12 * ms), 2, "idle past the timeout: moves");
+        assert_eq!(pins.kept_old, 1);
+        // The old rules go (Remove): round 1 is the only one, in force.
+        apply(&mut sw, Installed { kind: Kind::Remove, round: 1, rules: Vec::new() });
+        assert_eq!(hop(&sw, &mut pins, a, 13 * ms), 2);
+        assert_eq!((mixed, stale), (0, 0));
     }
 }

@@ -404,6 +404,9 @@ impl Forwarder {
                     v["install"] = r.summary();
                     v["install"]["mixed_version_packets"] = l.mixed_version_packets.into();
                     v["install"]["stale_version_packets"] = l.stale_version_packets.into();
+                    if let Some(p) = &l.pins {
+                        v["install"]["flows_kept_on_old_round"] = p.kept_old.into();
+                    }
                 }
                 v
             }
