@@ -2,7 +2,7 @@
 //! reconstruction (issue 36; Li & Freedman §3.1.1, §3.3). Every expected value is worked by hand
 //! in the test's comment from the wiring (`topology/ab_wiring.rs`) and Algorithm 1.
 
-use clos_core::multicast::fabric::{Datagram, McFabric, Mode, Out, Root};
+use clos_core::multicast::fabric::{Datagram, McFabric, Mode, Root};
 use clos_core::multicast::spec::MulticastSpec;
 use clos_core::scenario::Scenario;
 use clos_core::sim::World;
