@@ -29,10 +29,15 @@
 //!   above the old minimum `s_t,n`: the maximum latency falls, as the seed says.
 //! - **Partner.** The seed does not say which u and m. Ours: every u != t present on n and every
 //!   m != n where both t and u are present; the pair with the largest step wins (ties: lower u,
-//!   then lower m). Only the single max-latency tenant-node is considered: if it has no
-//!   partner with a step above epsilon, the period makes no swap (its latency cannot be reduced
-//!   by a bilateral swap). The seed's multilateral form (a max-bottleneck-flow problem,
-//!   line 7945) is omitted in the seed and not built.
+//!   then lower m). The seed's multilateral form (a max-bottleneck-flow problem, line 7945) is
+//!   omitted in the seed and not built.
+//! - **When the max cannot move.** If the max-latency tenant-node has no partner with a step
+//!   above the threshold (a tenant on one node, or no donor with spare share), the next one in
+//!   latency order is tried, and so on; a period makes no swap only when no tenant-node can be
+//!   helped. The seed describes one swap at the maximum; stopping there would leave every other
+//!   tenant as it is for as long as one tenant-node stays stuck at the top, which in the
+//!   Figure 4a run was every period (a weight-10 tenant's noisy demand kept it there, and 40
+//!   weight-1 tenants never had a swap).
 //! - **A donor gives only spare share.** The step is also capped at the donors' positive slack,
 //!   `max(0, s_u,n)` and `max(0, s_t,m)`: a swap never takes a tenant-node below its demand
 //!   (`r < x`). The latency cost `1 / (r - x)` is the seed's only within `r > x` (its "operating
@@ -43,7 +48,12 @@
 //!   we first did, let an overloaded tenant give away all of a share it was using, its requests
 //!   then waited behind a floor weight, it arrived nowhere, measured no demand, and starved:
 //!   `scripts/pisces_dynamic_experiment.py`, docs/tenants.md.)
-//! - **Threshold.** A swap is executed only if `delta > epsilon` (strictly).
+//! - **Threshold.** A swap is executed only if `delta > epsilon x r_t,n` (strictly): epsilon is
+//!   a fraction of the receiving tenant-node's local share, so it means the same for every weight
+//!   class. The seed gives no unit. A threshold in requests/s, the same for every tenant, is
+//!   larger than any swap a small tenant can make (a swap is capped at spare share, so at most
+//!   the tenant's whole local share): at 0.5% of a 1,000 requests/s server it blocked every swap
+//!   of Figure 4a's weight-1 tenants, whose local shares are 3.1 requests/s.
 //! - **Presence.** A tenant is on a node when it holds a replica there (from placement); its
 //!   initial shares are given, or split evenly over its nodes ([`WeightAllocation::even`]), the
 //!   "initially fixed (uniform) local weights" of the evaluation (line 8158).
@@ -59,7 +69,7 @@ pub struct WeightAllocation {
     present: Vec<Vec<bool>>,
     /// `shares[t][n]`: the local share `r_t,n` (0 where absent), in the demand's unit.
     shares: Vec<Vec<f64>>,
-    /// Smallest swap executed.
+    /// Smallest swap executed, as a fraction of the receiving tenant-node's local share.
     epsilon: f64,
 }
 
@@ -144,8 +154,8 @@ impl WeightAllocation {
         }
     }
 
-    /// One WA period: given the measured demand `demand[t][n]` (`x_t,n`, same unit as the
-    /// shares), execute at most one reciprocal swap and return it.
+    /// One swap of a WA period: given the measured demand `demand[t][n]` (`x_t,n`, same unit as
+    /// the shares), execute at most one reciprocal swap and return it.
     pub fn step(&mut self, demand: &[Vec<f64>]) -> Result<Option<Swap>> {
         let nodes = self.present[0].len();
         if demand.len() != self.shares.len() || demand.iter().any(|d| d.len() != nodes) {
@@ -155,37 +165,32 @@ impl WeightAllocation {
             return Err(bad("pisces.demand", "demand must be finite and >= 0"));
         }
         let slack = |t: usize, n: usize| self.shares[t][n] - demand[t][n];
-        // The max-latency tenant-node: least slack; ties to lower (tenant, node).
-        let mut worst: Option<(usize, usize)> = None;
-        for t in 0..self.shares.len() {
-            for n in 0..nodes {
-                if self.present[t][n] && worst.is_none_or(|(wt, wn)| slack(t, n) < slack(wt, wn)) {
-                    worst = Some((t, n));
+        // Tenant-nodes from the highest latency cost down: least slack first, ties to lower
+        // (tenant, node).
+        let mut order: Vec<(usize, usize)> =
+            (0..self.shares.len()).flat_map(|t| (0..nodes).map(move |n| (t, n))).filter(|&(t, n)| self.present[t][n]).collect();
+        order.sort_by(|a, b| slack(a.0, a.1).total_cmp(&slack(b.0, b.1)).then(a.cmp(b)));
+        for (t, n) in order {
+            let mut best: Option<Swap> = None;
+            for u in (0..self.shares.len()).filter(|&u| u != t && self.present[u][n]) {
+                for m in (0..nodes).filter(|&m| m != n && self.present[t][m] && self.present[u][m]) {
+                    let on_n = (slack(u, n) - slack(t, n)) / 2.0;
+                    let on_m = (slack(t, m) - slack(u, m)) / 2.0;
+                    let amount = on_n.min(on_m).min(slack(u, n).max(0.0)).min(slack(t, m).max(0.0));
+                    if best.is_none_or(|b| amount > b.amount) {
+                        best = Some(Swap { tenant: t, partner: u, node: n, other_node: m, amount });
+                    }
                 }
             }
-        }
-        let Some((t, n)) = worst else { return Ok(None) };
-        let mut best: Option<Swap> = None;
-        for u in (0..self.shares.len()).filter(|&u| u != t && self.present[u][n]) {
-            for m in (0..nodes).filter(|&m| m != n && self.present[t][m] && self.present[u][m]) {
-                let on_n = (slack(u, n) - slack(t, n)) / 2.0;
-                let on_m = (slack(t, m) - slack(u, m)) / 2.0;
-                let amount = on_n.min(on_m).min(slack(u, n).max(0.0)).min(slack(t, m).max(0.0));
-                if best.is_none_or(|b| amount > b.amount) {
-                    best = Some(Swap { tenant: t, partner: u, node: n, other_node: m, amount });
-                }
-            }
-        }
-        match best {
-            Some(s) if s.amount > self.epsilon => {
+            if let Some(s) = best.filter(|s| s.amount > self.epsilon * self.shares[t][n]) {
                 self.shares[s.partner][s.node] -= s.amount;
                 self.shares[s.tenant][s.node] += s.amount;
                 self.shares[s.tenant][s.other_node] -= s.amount;
                 self.shares[s.partner][s.other_node] += s.amount;
-                Ok(Some(s))
+                return Ok(Some(s));
             }
-            _ => Ok(None),
         }
+        Ok(None)
     }
 }
 
@@ -207,8 +212,8 @@ mod tests {
         // Shares 50 everywhere. Slack r - x: t0 [-20, 40], t1 [30, 10]. Max latency: t0 on n0
         // (slack -20, overloaded). Partner t1, other node n1: step on n0 = (30 - (-20)) / 2 = 25,
         // on n1 = (40 - 10) / 2 = 15; the swap is min = 15.
-        let mut wa = two_by_two(1.0);
-        let swap = wa.step(&demand()).unwrap().expect("a swap of 15 > epsilon 1");
+        let mut wa = two_by_two(0.02);
+        let swap = wa.step(&demand()).unwrap().expect("a swap of 15 > 2% of t0's share 50");
         assert_eq!(swap, Swap { tenant: 0, partner: 1, node: 0, other_node: 1, amount: 15.0 });
         assert_eq!(wa.shares(), &[vec![65.0, 35.0], vec![35.0, 65.0]]);
         // Each tenant keeps its global share; each node keeps its total.
@@ -217,7 +222,8 @@ mod tests {
         }
         assert_eq!(wa.shares()[0][0] + wa.shares()[1][0], 100.0);
         // New slacks: t0 [-5, 25], t1 [15, 25]: the max latency entry rose from -20 to -5, and
-        // on n1 the two now tie, so the next bisection on n1 is 0: no further swap.
+        // on n1 the two now tie, so the next bisection on n1 is 0; every other tenant-node's
+        // step is 0 or negative (t1 on n0: (-5 - 15) / 2): no further swap.
         assert_eq!(wa.local_weight(0, 0), 0.65);
         assert_eq!(wa.step(&demand()).unwrap(), None);
         assert_eq!(wa.shares(), &[vec![65.0, 35.0], vec![35.0, 65.0]]);
@@ -233,7 +239,8 @@ mod tests {
         // Period 2: worst t0 on n0; n0 gives 2.5, n1 (10 - 5) / 2 = 2.5, n2 0: 2.5 moves on n1.
         // Slacks t0 [0, 7.5, 7.5], t1 [0, 7.5, 7.5]. Node 0's slack is 60 - 60 = 0 in all, so
         // no allocation lifts its worst entry above 0: this is the optimum, and period 3 stops.
-        let mut wa = WeightAllocation::even(vec![vec![true; 3]; 2], &[90.0, 90.0], 0.1).unwrap();
+        // Epsilon 1% of the receiving share: 0.3 and 0.475, below both steps.
+        let mut wa = WeightAllocation::even(vec![vec![true; 3]; 2], &[90.0, 90.0], 0.01).unwrap();
         let d = vec![vec![50.0, 20.0, 5.0], vec![10.0, 25.0, 40.0]];
         let s1 = wa.step(&d).unwrap().unwrap();
         assert_eq!((s1.tenant, s1.partner, s1.node, s1.other_node, s1.amount), (0, 1, 0, 2, 17.5));
@@ -245,12 +252,13 @@ mod tests {
 
     #[test]
     fn nothing_moves_when_the_step_is_under_epsilon() {
-        // The same state offers a step of 15: with epsilon 15 (strict) nothing moves; with
-        // epsilon just below it, the swap happens.
-        let mut wa = two_by_two(15.0);
+        // The same state offers a step of 15 to t0 on n0 (share 50), and to t1 on n1 (slack 10,
+        // share 50) also 15: min((40 - 10) / 2, (30 + 20) / 2, t0's spare 40 on n1, t1's 30 on n0).
+        // With epsilon 30% of the share (15, strict) nothing moves; just below it, the swap happens.
+        let mut wa = two_by_two(0.3);
         assert_eq!(wa.step(&demand()).unwrap(), None);
         assert_eq!(wa.shares(), &[vec![50.0, 50.0], vec![50.0, 50.0]]);
-        let mut wa = two_by_two(14.9);
+        let mut wa = two_by_two(0.298);
         assert_eq!(wa.step(&demand()).unwrap().map(|s| s.amount), Some(15.0));
     }
 
@@ -282,6 +290,35 @@ mod tests {
         let swap = wa.step(&[vec![110.0, 40.0], vec![0.0, 170.0]]).unwrap().expect("a swap of 10");
         assert_eq!(swap, Swap { tenant: 1, partner: 0, node: 1, other_node: 0, amount: 10.0 });
         assert_eq!(wa.shares(), &[vec![60.0, 40.0], vec![40.0, 60.0]]);
+    }
+
+    #[test]
+    fn the_next_tenant_node_is_helped_when_the_max_cannot_be() {
+        // t0 only on n0 (global 100), t1 and t2 on both (100 each, 50/50). Demand t0 [150, 0],
+        // t1 [55, 20], t2 [20, 40]: slacks t0 [-50], t1 [-5, 30], t2 [30, 10]. t0 on n0 has the
+        // highest latency but no other node to reciprocate on. Next, t1 on n0: partner t2 (t0 is
+        // not on n1), on n0 (30 + 5) / 2 = 17.5, on n1 (30 - 10) / 2 = 10, spare 30 and 30: 10.
+        let present = vec![vec![true, false], vec![true, true], vec![true, true]];
+        let shares = vec![vec![100.0, 0.0], vec![50.0, 50.0], vec![50.0, 50.0]];
+        let mut wa = WeightAllocation::new(present, shares, 0.0).unwrap();
+        let d = vec![vec![150.0, 0.0], vec![55.0, 20.0], vec![20.0, 40.0]];
+        let swap = wa.step(&d).unwrap().expect("t1 helped on n0");
+        assert_eq!(swap, Swap { tenant: 1, partner: 2, node: 0, other_node: 1, amount: 10.0 });
+        assert_eq!(wa.shares(), &[vec![100.0, 0.0], vec![60.0, 40.0], vec![40.0, 60.0]]);
+    }
+
+    #[test]
+    fn epsilon_is_a_fraction_of_the_receiving_share() {
+        // A small tenant t0 (global 4, shares 2/2) beside a large one t1 (400, 200/200). Demand
+        // t0 [3, 0.5], t1 [150, 250]: slacks t0 [-1, 1.5], t1 [50, -50]. First t1 on n1: partner
+        // t0 gives at most its spare 1.5 on n1, under 1% of t1's share 200 (2): skipped. Then t0
+        // on n0: bisections (50 + 1) / 2 and (1.5 + 50) / 2, capped at t0's spare 1.5 on n1, above
+        // 1% of t0's share 2 (0.02): the swap is 1.5. A threshold of 1% of a node's 202
+        // requests/s would have blocked it.
+        let mut wa = WeightAllocation::new(vec![vec![true, true]; 2], vec![vec![2.0, 2.0], vec![200.0, 200.0]], 0.01).unwrap();
+        let swap = wa.step(&[vec![3.0, 0.5], vec![150.0, 250.0]]).unwrap().expect("the small tenant's swap");
+        assert_eq!(swap, Swap { tenant: 0, partner: 1, node: 0, other_node: 1, amount: 1.5 });
+        assert_eq!(wa.shares(), &[vec![3.5, 0.5], vec![198.5, 201.5]]);
     }
 
     #[test]

@@ -36,7 +36,8 @@
 //!   the controller reads each tenant's request arrivals at each server over the period (the
 //!   demand `x_t,n`, requests/s) and makes reciprocal swaps of local shares (in requests/s;
 //!   each tenant's global share `z_t` is its weight's fraction of its group's capacity) until
-//!   none is above `wa_epsilon x capacity`, at most [`WA_SWAPS`] a period; the servers' fair
+//!   none is above `wa_epsilon` of the receiving tenant's local share (no tenant-node can be
+//!   helped), at most [`WA_SWAPS`] a period; the servers' fair
 //!   queues take the new local weights at once.
 //! - **Measured**: per tenant the requests completed in each `bin` (a time series), request
 //!   latency (issue to the response's last byte), and over `[measure_from, end]` the
@@ -293,7 +294,7 @@ impl Service {
                 weights[t] / members_w * spec.capacity * group as f64
             })
             .collect();
-        let wa = WeightAllocation::even(present.clone(), &global, spec.wa_epsilon * spec.capacity)?;
+        let wa = WeightAllocation::even(present.clone(), &global, spec.wa_epsilon)?;
         let mut demand: Vec<Demand> = vec![Demand::Closed(spec.concurrency); t_count];
         let mut profiles: Vec<Option<Profile>> = vec![None; t_count];
         let mut open_cap: Vec<u32> = vec![u32::MAX; t_count];

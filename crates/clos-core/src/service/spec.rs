@@ -148,7 +148,8 @@ pub struct ServiceSpec {
     /// When WA's first period starts (default 0; Pisces switched it on at 45 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wa_start: Option<Duration>,
-    /// WA's swap threshold epsilon as a fraction of a server's capacity (default 0.005).
+    /// WA's swap threshold epsilon as a fraction of the receiving tenant's local share at the
+    /// server (default 0.005).
     #[serde(default = "d_wa_epsilon")]
     pub wa_epsilon: f64,
     /// RS: `"random"` (default) or `"pisces"`.
@@ -355,7 +356,7 @@ impl ServiceSpec {
             return Err(bad(f("rs_interval"), "the run would have more than 10^8 periods; use a longer interval"));
         }
         if !(self.wa_epsilon.is_finite() && (0.0..=1.0).contains(&self.wa_epsilon)) {
-            return Err(bad(f("wa_epsilon"), format!("{} is not a fraction of a server's capacity in [0, 1]", self.wa_epsilon)));
+            return Err(bad(f("wa_epsilon"), format!("{} is not a fraction of a tenant's local share in [0, 1]", self.wa_epsilon)));
         }
         let unit = |x: f64| x.is_finite() && x > 0.0 && x <= 1.0;
         if !unit(self.rs_step) {
