@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clos.cli.main import app
-from clos.results.results import FILES
+from clos.results.saved_files import FILES
 
 
 def summary_of(folder: Path) -> dict:

@@ -45,14 +45,12 @@ def test_the_command_line_gives_what_the_library_gives(
     started = []
     real = early_run.EarlyRun.__init__
 
-    def spy(self, scenario_json):
+    def spy(self, scenario_json, scenario=None):
         started.append(scenario_json)
-        real(self, scenario_json)
+        real(self, scenario_json, scenario)
 
     monkeypatch.setattr(early_run.EarlyRun, "__init__", spy)
-    with pytest.raises(SystemExit) as exit:
-        launch.main()
-    assert exit.value.code in (0, None)
+    launch.main()  # a quiet run is finished without typer (quiet_run.py): no SystemExit
     assert len(started) == 1, "a plain run starts before typer parses"
     library = clos.run(tiny, overrides=["seed=3"])
     saved = clos.load_results(out)
@@ -112,3 +110,47 @@ def test_ctrl_c_stops_a_run_and_saves_nothing(code: list[str], interrupted, tmp_
     assert time.monotonic() - began < 10, stderr
     assert interrupted(process.returncode, stderr), (process.returncode, stderr)
     assert not (out / "summary.json").exists()
+
+
+# Every flat table non-empty: queue samples and link bins asked for.
+FULL = ["output.queue_interval=20us", "output.link_timeseries=true"]
+
+
+def test_a_quiet_run_is_saved_by_the_core_as_the_library_saves_it(tiny: Path, tmp_path: Path):
+    # `clos run -q` writes its tables from the core (quiet_run.py, metrics/parquet.rs) without
+    # importing typer, pydantic, polars or numpy; read back, every table must be the library's,
+    # dtypes included, and the summary the same but for the run's own timings.
+    out = tmp_path / "quiet"
+    argv = ["run", str(tiny), *(a for o in FULL for a in ("--set", o)), "-q", "--out", str(out)]
+    code = (
+        "import sys; from clos.cli.launch import main; sys.argv = ['clos', *sys.argv[1:]]; main(); "
+        "print(sorted(m for m in ('typer', 'pydantic', 'polars', 'numpy') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    library = clos.run(tiny, overrides=FULL)
+    saved = clos.load_results(out)
+    for table in ("flows", "links", "queues", "timeseries", "link_timeseries"):
+        ours, theirs = getattr(saved, table), getattr(library, table)
+        assert theirs.height > 0, table
+        assert ours.schema == theirs.schema, table
+        assert ours.equals(theirs), table
+    timings = ("stats",)
+    summary = {k: v for k, v in saved.summary.items() if k not in (*timings, "run")}
+    assert summary == {k: v for k, v in library.summary.items() if k not in timings}
+    assert saved.summary["run"]["overrides"] == FULL
+    assert (out / "scenario.toml").is_file()
+
+
+def test_a_quiet_run_with_a_trace_is_saved_by_polars(tiny: Path, tmp_path: Path):
+    # The trace's nullable link and SACK arrays are polars' to write: the run goes on to typer.
+    out = tmp_path / "traced"
+    argv = ["clos", "run", str(tiny), "--set", "output.trace=[0]", "-q", "--out", str(out)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as exit:
+            launch.main()
+    assert exit.value.code in (0, None)
+    assert clos.load_results(out).trace.height > 0

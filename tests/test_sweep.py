@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 import clos
 from clos.cli.main import app
-from clos.results.results import FILES, SUMMARY
+from clos.results.saved_files import FILES, SUMMARY
 from clos.scenario import Scenario
 from clos.sweep import executors
 from clos.sweep.batch import COLUMNS, RUN_COLUMN, TIMING_COLUMNS, run_many, summary_table

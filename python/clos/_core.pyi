@@ -1,8 +1,9 @@
 """Types of the Rust extension, as agreed in docs/interface.md."""
 
+import os
 import threading
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -76,8 +77,28 @@ def commit() -> str: ...
 def schemes() -> list[tuple[str, str, list[tuple[str, str, str]]]]: ...
 def schema() -> str: ...
 def validate(scenario_json: str, build: bool = False) -> str: ...
+
+class CoreRun:
+    """A finished run whose tables stay in the core (`run(..., held=True)`)."""
+
+    def summary(self) -> str: ...
+    def trace_rows(self) -> int: ...
+    def write_tables(self, folder: str | os.PathLike[str]) -> None: ...
+    def columns(self) -> RunOutput: ...
+
+@overload
 def run(
-    scenario_json: str, progress: Progress | None = None, cancel: threading.Event | None = None
+    scenario_json: str,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    held: Literal[False] = False,
 ) -> RunOutput: ...
+@overload
+def run(
+    scenario_json: str,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+    held: Literal[True],
+) -> CoreRun: ...
 def multicast_eval(params: dict[str, Any]) -> dict[str, Any]: ...
 def partition(scenario_json: str, threads: list[int] | None = None) -> str: ...

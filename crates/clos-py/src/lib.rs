@@ -2,7 +2,7 @@
 
 use clos_core::lb::params::PARAMS;
 use clos_core::lb::Scheme;
-use clos_core::metrics::Report;
+use clos_core::metrics::{parquet, Report};
 use clos_core::scenario::Scenario;
 use clos_core::units::seconds;
 use numpy::IntoPyArray;
@@ -73,9 +73,12 @@ fn schemes() -> Vec<SchemeRow> {
 /// abort a run. At the same pauses the run stops, raising KeyboardInterrupt, when `cancel` (a
 /// `threading.Event`) is set, or with the error of a signal handler (Ctrl-C) when it runs on
 /// the main thread: the pauses are where Python's handlers get to run.
+///
+/// With `held`, the result is a `CoreRun` that keeps the tables in the core: `clos run` then
+/// writes them as Parquet from here (`CoreRun.write_tables`) without importing numpy or polars.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None, cancel=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>, cancel: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, progress=None, cancel=None, held=false))]
+fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>, cancel: Option<Py<PyAny>>, held: bool) -> PyResult<Bound<'py, PyAny>> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py_err)?;
     let mut signal = None;
     let report = py.detach(|| {
@@ -104,7 +107,100 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>, c
     if let Some(e) = signal {
         return Err(e);
     }
-    report_to_dict(py, report.map_err(to_py_err)?)
+    let report = report.map_err(to_py_err)?;
+    if held {
+        return Ok(Bound::new(py, CoreRun { report: Some(report) })?.into_any());
+    }
+    Ok(report_to_dict(py, report)?.into_any())
+}
+
+/// A finished run whose tables stay in the core until asked for (`run(..., held=True)`).
+#[pyclass(module = "clos._core")]
+struct CoreRun {
+    /// Taken by `columns`.
+    report: Option<Report>,
+}
+
+impl CoreRun {
+    fn report(&self) -> PyResult<&Report> {
+        self.report.as_ref().ok_or_else(|| PyRuntimeError::new_err("the run's tables were handed over already (CoreRun.columns)"))
+    }
+}
+
+#[pymethods]
+impl CoreRun {
+    /// The summary, as JSON text.
+    fn summary(&self) -> PyResult<String> {
+        Ok(self.report()?.summary.to_string())
+    }
+
+    /// Rows in the packet trace (`output.trace`), which `write_tables` does not write.
+    fn trace_rows(&self) -> PyResult<usize> {
+        Ok(self.report()?.trace.time_ps.len())
+    }
+
+    /// Write the flat tables (flows, links, queues, timeseries, link_timeseries) into `folder`
+    /// as `<table>.parquet` (`clos_core::metrics::parquet`); the GIL is released meanwhile.
+    fn write_tables(&self, py: Python<'_>, folder: std::path::PathBuf) -> PyResult<()> {
+        let r = self.report()?;
+        py.detach(|| -> std::io::Result<()> {
+            for (name, columns) in flat_tables(r) {
+                parquet::write(&folder.join(format!("{name}.parquet")), &columns)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write results to {}: {e}", folder.display())))
+    }
+
+    /// The tables as `run` returns them without `held` (numpy columns); once only.
+    fn columns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.report()?;
+        report_to_dict(py, self.report.take().expect("checked above"))
+    }
+}
+
+/// A table's columns for the Parquet writer, named by the struct's fields.
+macro_rules! parquet_columns {
+    ($t:expr, $($field:ident),* $(,)?) => {{
+        let t = $t;
+        vec![$((stringify!($field), parquet::Column::from(&t.$field[..]))),*]
+    }};
+}
+
+/// The tables `CoreRun.write_tables` writes, with the columns `report_to_dict` hands over.
+fn flat_tables(r: &Report) -> Vec<(&'static str, Vec<(&'static str, parquet::Column<'_>)>)> {
+    vec![
+        (
+            "flows",
+            parquet_columns!(
+                &r.flows,
+                id,
+                src,
+                dst,
+                service,
+                bytes,
+                mss,
+                delivered,
+                start_ps,
+                end_ps,
+                finished,
+                fct_ps,
+                ideal_fct_ps,
+                slowdown,
+                retransmits,
+                timeouts,
+                dupacks,
+                out_of_order,
+                reordered,
+                spurious_retransmits,
+                drops
+            ),
+        ),
+        ("links", parquet_columns!(&r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation)),
+        ("queues", parquet_columns!(&r.queues, time_ps, link, bytes)),
+        ("timeseries", parquet_columns!(&r.timeseries, bin_start_ps, service, bytes, goodput_bps)),
+        ("link_timeseries", parquet_columns!(&r.link_timeseries, bin_start_ps, link, bytes, utilisation)),
+    ]
 }
 
 /// The multicast control plane's statistical evaluation (`clos_core::multicast`,
@@ -214,6 +310,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<CoreRun>()?;
     m.add_function(wrap_pyfunction!(multicast_eval, m)?)?;
     m.add_function(wrap_pyfunction!(partition, m)?)?;
     Ok(())

@@ -15,9 +15,12 @@ have started: the same scenario, read by the same `Scenario.load`, or it is not 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clos import _core
+
+if TYPE_CHECKING:
+    from clos.scenario import Scenario
 
 _started: EarlyRun | None = None
 
@@ -25,18 +28,19 @@ _started: EarlyRun | None = None
 class EarlyRun:
     """A core run on its own thread; its progress goes to the display `output` is given."""
 
-    def __init__(self, scenario_json: str) -> None:
+    def __init__(self, scenario_json: str, scenario: Scenario | None = None) -> None:
         self.scenario_json = scenario_json
+        self.scenario = scenario
         self.cancel = threading.Event()
         self._display: _core.Progress | None = None
-        self._output: _core.RunOutput | None = None
+        self._output: _core.CoreRun | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="clos-run", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            self._output = _core.run(self.scenario_json, self._report, self.cancel)
+            self._output = _core.run(self.scenario_json, self._report, self.cancel, held=True)
         except BaseException as error:  # handed to the thread that waits, which raises it
             self._error = error
 
@@ -44,8 +48,9 @@ class EarlyRun:
         if self._display is not None:
             self._display(*progress)
 
-    def output(self, display: _core.Progress | None) -> _core.RunOutput:
-        """Wait for the run, showing its progress on `display` from now on; Ctrl-C stops it."""
+    def output(self, display: _core.Progress | None) -> _core.CoreRun:
+        """Wait for the run, showing its progress on `display` from now on; Ctrl-C stops it.
+        The tables stay in the core (`CoreRun`) until asked for."""
         self._display = display
         try:
             # In short waits: a join without a timeout is not interrupted by Ctrl-C on Linux.
@@ -100,7 +105,12 @@ def start(argv: list[str]) -> None:
         scenario = Scenario.load(*plain)
     except Exception:  # whatever it is, typer's `run` meets it again and reports it
         return
-    _started = EarlyRun(scenario.to_json())
+    _started = EarlyRun(scenario.to_json(), scenario)
+
+
+def started() -> EarlyRun | None:
+    """The run started early, if one was, left where it is."""
+    return _started
 
 
 def take(scenario_json: str) -> EarlyRun | None:

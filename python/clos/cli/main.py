@@ -3,7 +3,6 @@ parameters, and report on or compare saved runs."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from clos.cli.bench import (
 )
 from clos.cli.directory import app as directory_app
 from clos.cli.progress import RunProgress
+from clos.cli.results_folder import default_folder, writable_folder
 from clos.cli.schemes import schemes as known_schemes
 from clos.scenario import Scenario, describe, json_schema, located
 
@@ -92,36 +92,13 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def default_folder(slug: str, overrides: list[str]) -> Path:
-    """`results/<scenario>`, or with overrides `results/<scenario>-<8 hex digits of them>`, so
-    that a run with `--set` never replaces the plain run or one with other overrides; the same
-    overrides, in the same order, land in the same folder again and replace it."""
-    if not overrides:
-        return Path("results", slug)
-    digest = hashlib.sha256("\n".join(overrides).encode()).hexdigest()[:8]
-    return Path("results", f"{slug}-{digest}")
-
-
-def writable_folder(folder: Path) -> Path:
-    """`folder`, created if need be, or one error line before anything is simulated."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".clos-write-check"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise OSError(f"cannot write results to {folder}: {reason}; give another --out") from None
-    return folder
-
-
 def simulate(scenario: Scenario, quiet: bool) -> Results:
     early = early_run.take(scenario.to_json())
 
     def results(progress: RunProgress | None) -> Results:
         if early is None:
             return simulation.run(scenario, progress)
-        return simulation.results_of(lambda: early.output(progress))
+        return simulation.results_of(lambda: early.output(progress).columns())
 
     if quiet:
         return results(None)
@@ -438,10 +415,16 @@ def bench(
         bool,
         typer.Option(
             "--command",
-            help="Time `clos run` of each benchmark end to end, as a new process (Python "
-            "start-up, parsing, saving), against the core's own wall time for the run.",
+            help="Time `clos run -q` of each benchmark end to end, as a new process (Python "
+            "start-up, parsing, saving), alternating with the Rust example binary "
+            "(target/release/examples/cpu_seconds, where built; else the core's own run): "
+            "CPU and wall seconds, medians of --repeat runs each.",
         ),
     ] = False,
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", min=1, help="With --command: runs of each, alternating."),
+    ] = 3,
     threads: Annotated[
         str | None,
         typer.Option(
@@ -475,7 +458,7 @@ def bench(
             return
         if command:
             files = bench_files(only, SCALING if scaling else BENCH)
-            timed = [(path.stem, *time_command(path)) for path in files]
+            timed = [(path.stem, time_command(path, repeat)) for path in files]
             stdout.print(command_table(timed, TARGET_COMMAND_RATIO))
             return
         runs = []

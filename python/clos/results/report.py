@@ -13,8 +13,8 @@ from typing import Any
 from clos import units
 from clos.results import key_numbers, page, plots
 from clos.results.fabric import draw_fabric
-from clos.results.results import SCENARIO
 from clos.results.run_folder import SavedRun, load_run
+from clos.results.saved_files import SCENARIO
 
 REPORT = "report.html"
 PLOTS = "plots"

@@ -23,21 +23,19 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import tomli_w
 
 from clos.results.pcap import write_pcap
+from clos.results.saved_files import (
+    OPTIONAL,
+    PCAP,
+    REQUIRED,
+    SUMMARY,
+    TABLES,
+    write_summary,
+)
 
-TABLES = ("flows", "links", "queues", "timeseries", "link_timeseries", "trace")
-# Tables that results saved before they existed lack; they load empty.
-OPTIONAL = ("trace",)
-SUMMARY = "summary.json"
 NO_LINK = 2**32 - 1
 SACK_VALUES = 6
-PCAP = "trace.pcap"
-# The scenario as the core ran it (every default filled in): `clos run scenario.toml` reruns it.
-SCENARIO = "scenario.toml"
-FILES = (*(f"{table}.parquet" for table in TABLES), SUMMARY, SCENARIO)
-REQUIRED = (*(f"{t}.parquet" for t in TABLES if t not in OPTIONAL), SUMMARY)
 
 
 def summary_get(summary: Any, *keys: str) -> Any:
@@ -116,10 +114,7 @@ class Results:
             self.write_pcap(folder / PCAP, vantage)
         else:
             (folder / PCAP).unlink(missing_ok=True)  # an earlier run's, in a folder run again
-        (folder / SUMMARY).write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
-        scenario = self.summary.get("scenario")
-        if isinstance(scenario, dict):
-            (folder / SCENARIO).write_text(_scenario_toml(scenario, self.summary), encoding="utf-8")
+        write_summary(folder, self.summary)
         return folder
 
     @classmethod
@@ -147,17 +142,3 @@ def _frame(columns: dict[str, Any]) -> pl.DataFrame:
             for name, values in columns.items()
         ]
     )
-
-
-def _scenario_toml(scenario: dict[str, Any], summary: dict[str, Any]) -> str:
-    """The resolved scenario as TOML, headed by what produced it."""
-    run = summary.get("run") if isinstance(summary.get("run"), dict) else {}
-    overrides = " ".join(f"--set {o}" for o in run.get("overrides") or [])
-    lines = [
-        "# The scenario as clos ran it, every default filled in; `clos run scenario.toml` runs it",
-        "# again and gives the same results, bit for bit, on the same version of clos.",
-        f"# clos: {run.get('clos') or 'version not recorded'}",
-    ]
-    if overrides:
-        lines.append(f"# overrides given: {overrides}")
-    return "\n".join(lines) + "\n\n" + tomli_w.dumps(scenario)

@@ -7,6 +7,7 @@
 
 pub mod fairness;
 pub mod fct;
+pub mod parquet;
 pub mod recorder;
 pub mod slowdown;
 pub mod tenants;
