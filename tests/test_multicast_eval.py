@@ -111,6 +111,7 @@ def test_deterministic_for_a_seed() -> None:
         ({"k": 7}, "multicast.k"),
         ({"failover": [33]}, "multicast.failover"),  # k = 8 has 32 aggregation switches
         ({"failover": [1], "groups": 0}, "multicast.failover"),
+        ({"events_per_pod_per_s": -1}, "multicast.events_per_pod_per_s"),
     ],
 )
 def test_bad_parameters_name_the_field(override: dict, field: str) -> None:

@@ -880,13 +880,7 @@ impl Scenario {
         match self.topology.kind {
             TopologyKind::FatTree => {}
             TopologyKind::Vl2 => {
-                // VL2's trees (`multicast/vl2.rs`) have no failover and no meta-groups yet.
-                if !self.failures.is_empty() {
-                    return Err(bad(
-                        "failures",
-                        "multicast on VL2 has no failover (detours and rebuilds are built for fat trees): remove [[failures]] or use topology.kind = \"fat_tree\"",
-                    ));
-                }
+                // VL2's trees (`multicast/vl2.rs`) have no meta-groups (docs/multicast.md says why).
                 if !m.aggregate.is_off() {
                     return Err(bad("multicast.aggregate", "meta-groups are built for fat trees only: remove it or use topology.kind = \"fat_tree\""));
                 }

@@ -106,6 +106,17 @@ impl Footprint {
     }
 }
 
+/// §4.3.2's update load on the switches: `events_per_pod` join and leave events a second in
+/// every pod, each costing `per_event` switch updates per layer (edge, aggregation, core: the
+/// mean over joins and leaves), spread evenly over the layer's switches. Returns updates a second
+/// per switch, per layer: edge and aggregation switches see their own pod's events
+/// (`events_per_pod · u / (k/2)`), the cores every pod's (`events_per_pod · k · u / (k²/4)`).
+pub fn update_load(tree: &FatTree, events_per_pod: f64, per_event: [f64; 3]) -> [f64; 3] {
+    let events = events_per_pod * tree.pods() as f64;
+    let [edge, aggr, core] = per_event;
+    [events * edge / tree.edges() as f64, events * aggr / tree.aggrs() as f64, events * core / tree.cores() as f64]
+}
+
 /// One round of updates taking the group from `before` to `after`: every switch whose entry
 /// differs.
 pub fn batch_updates(tree: &FatTree, part: &Partitioning, before: &GroupTree, after: &GroupTree) -> Updates {
@@ -180,6 +191,20 @@ mod tests {
             let after = GroupTree::build(&t, 1, &members);
             assert_eq!(u, batch_updates(&t, &p, &before, &after));
         }
+    }
+
+    /// §4.3.2's arithmetic from Table 2b's own numbers (k = 48: 24 edge and 24 aggregation
+    /// switches a pod, 576 cores; 149,923 joins and 150,077 leaves): 1,000 events a second in a
+    /// pod give 1,000 · 1 / 24 = 41.7 edge updates a second per switch, 1,000 · 1.875 / 24 = 78.1
+    /// aggregation updates ((1.89 · 149,923 + 1.86 · 150,077) / 300,000 = 1.875 per event) and
+    /// 48,000 · 1.595 / 576 = 132.9 core updates (1.64 and 1.55: 1.595): the paper's "42", "78"
+    /// and "133", which so average joins and leaves.
+    #[test]
+    fn update_load_is_the_papers_arithmetic() {
+        let t = FatTree::new(48, Wiring::Ab, "k").unwrap();
+        let mean = |j: f64, l: f64| (j * 149_923.0 + l * 150_077.0) / 300_000.0;
+        let [edge, aggr, core] = update_load(&t, 1000.0, [1.0, mean(1.89, 1.86), mean(1.64, 1.55)]);
+        assert_eq!((edge.round(), aggr.round(), core.round()), (42.0, 78.0, 133.0), "{edge} {aggr} {core}");
     }
 
     /// Batching: three joins on one edge switch of an empty group cost 1 edge update, not 3;

@@ -22,7 +22,7 @@
 //! Results are deterministic for a given `seed`: every stage draws from its own stream.
 
 use super::assign::Assigner;
-use super::churn::{batch_updates, Footprint, Updates};
+use super::churn::{batch_updates, update_load, Footprint, Updates};
 use super::failover::{reach, Failures};
 use super::fat_tree::{FatTree, Wiring};
 use super::group_sizes::{check_min, SizeDist, TenantPicker};
@@ -84,6 +84,9 @@ pub struct Params {
     pub capacity_limit: u32,
     /// Join/leave events over the groups (0: no churn section).
     pub churn_events: u32,
+    /// §4.3.2's load: join and leave events a second in every pod, for the churn section's
+    /// updates a second per switch (`update_load`).
+    pub events_per_pod_per_s: f64,
     /// The single-group batching example (0 joins: skipped).
     pub batching_joins: u32,
     pub batching_pods: u32,
@@ -122,6 +125,7 @@ impl Default for Params {
             capacity_search: false,
             capacity_limit: 2_000_000,
             churn_events: 0,
+            events_per_pod_per_s: 1000.0,
             batching_joins: 0,
             batching_pods: 8,
             batching_trials: 200,
@@ -187,6 +191,9 @@ fn check(p: &Params) -> Result<()> {
     }
     if p.rate_min == 0 || p.rate_min > p.rate_max {
         return Err(bad(field("rate_min"), format!("need 1 <= rate_min <= rate_max, got {} and {}", p.rate_min, p.rate_max)));
+    }
+    if !(p.events_per_pod_per_s >= 0.0 && p.events_per_pod_per_s.is_finite()) {
+        return Err(bad(field("events_per_pod_per_s"), "a non-negative number of events a second"));
     }
     if !(p.delta_cost >= 0.0 && p.delta_cost.is_finite()) {
         return Err(bad(field("delta_cost"), "a non-negative number"));
@@ -278,7 +285,7 @@ pub fn evaluate(p: &Params) -> Result<Value> {
             out["aggregation"] = aggregation(&world, &groups, layer, agg)?;
         }
         if p.churn_events > 0 {
-            out["churn"] = churn(&world, &groups, p.churn_events, &mut churn_rng);
+            out["churn"] = churn(&world, &groups, p.churn_events, p.events_per_pod_per_s, &mut churn_rng);
         }
         if !p.failover.is_empty() {
             let by_count = p.failover.iter().map(|&f| (format!("failed_{f}"), failover(&world, &groups, f, &mut failover_rng)));
@@ -465,8 +472,9 @@ fn rates(u: &Updates, events: u64) -> Value {
     })
 }
 
-/// Table 2: join/leave events spread over the groups in proportion to their sizes.
-fn churn(world: &World, groups: &[Group], events: u32, rng: &mut Stream) -> Value {
+/// Table 2: join/leave events spread over the groups in proportion to their sizes; and §4.3.2's
+/// updates a second per switch at `events_per_pod` events a second in every pod.
+fn churn(world: &World, groups: &[Group], events: u32, events_per_pod: f64, rng: &mut Stream) -> Value {
     let sizes: Vec<u32> = groups.iter().map(|g| g.members.len() as u32).collect();
     let picker = TenantPicker::new(&sizes);
     let mut per_group = vec![0u32; groups.len()];
@@ -513,7 +521,15 @@ fn churn(world: &World, groups: &[Group], events: u32, rng: &mut Stream) -> Valu
             }
         }
     }
-    json!({ "join": rates(&join, joins), "leave": rates(&leave, leaves) })
+    let mut all = join;
+    all.add(leave);
+    let n = (joins + leaves).max(1) as f64;
+    let [edge, aggr, core] = update_load(&world.tree, events_per_pod, [all.edge as f64 / n, all.aggr as f64 / n, all.core as f64 / n]);
+    json!({
+        "join": rates(&join, joins),
+        "leave": rates(&leave, leaves),
+        "update_load": {"events_per_pod_per_s": events_per_pod, "edge": edge, "aggr": aggr, "core": core},
+    })
 }
 
 /// §4.3.1: a tenant on every host of the first `batching_pods` pods; `batching_joins` joins.
@@ -592,6 +608,8 @@ mod tests {
         assert_eq!(a["churn"]["leave"]["edge"], 1.0);
         let events = a["churn"]["join"]["events"].as_u64().unwrap() + a["churn"]["leave"]["events"].as_u64().unwrap();
         assert_eq!(events, 2000);
+        // §4.3.2's load: an edge switch sees its pod's 1,000 events a second over its k/2 = 4.
+        assert_eq!(a["churn"]["update_load"]["edge"], 250.0);
         // Aggregation never leaves more entries than the capacity and never less traffic than needed.
         assert!(a["aggregation"]["entries"]["max"].as_u64().unwrap() <= 100);
         assert!(a["aggregation"]["overhead_total"].as_f64().unwrap() >= 0.0);

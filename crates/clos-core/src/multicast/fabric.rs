@@ -470,34 +470,9 @@ impl McFabric {
         };
         let dist = self.routes.entry((target, pod.is_some())).or_insert_with(|| {
             let sources: Vec<u32> = (first..first + count).collect();
-            let mut d = vec![u32::MAX; topo.nodes.len()];
-            for &s in &sources {
-                d[s as usize] = 0;
-            }
-            let mut queue = std::collections::VecDeque::from(sources);
-            while let Some(x) = queue.pop_front() {
-                for p in topo.ports_of(x) {
-                    let y = topo.ports[p as usize].to;
-                    // Both directions of the link: the hop taken is y -> x.
-                    let back = topo.links[topo.link_of[p as usize] as usize].iter().copied().find(|&q| q != p).unwrap_or(p);
-                    if !topo.is_host(y) && d[y as usize] == u32::MAX && up(p) && up(back) {
-                        d[y as usize] = d[x as usize] + 1;
-                        queue.push_back(y);
-                    }
-                }
-            }
-            d
+            detour_distances(topo, &sources, up, |_| true)
         });
-        let here = dist[node as usize];
-        if here == u32::MAX || here == 0 {
-            return None;
-        }
-        topo.ports_of(node)
-            .find(|&p| {
-                let y = topo.ports[p as usize].to;
-                !topo.is_host(y) && up(p) && dist[y as usize] == here - 1
-            })
-            .map(|p| (p, here))
+        detour_port(topo, dist, node, up, |_| true)
     }
 
     /// Whether group `g`'s tree through `root` avoids every failed link (`up`).
@@ -580,6 +555,47 @@ impl McFabric {
     pub fn table_summary(&self) -> Value {
         table_summary(&self.tables, &self.groups)
     }
+}
+
+/// Hop counts from every node to the nearest of `sources` over the switch links up in both
+/// directions (`u32::MAX`: unreachable), a detour's unicast routes; `transit(node)`: whether a
+/// path may pass through a node (its own distance is kept either way).
+pub(super) fn detour_distances(topo: &Topology, sources: &[u32], up: &dyn Fn(u32) -> bool, transit: impl Fn(u32) -> bool) -> Vec<u32> {
+    let mut d = vec![u32::MAX; topo.nodes.len()];
+    for &s in sources {
+        d[s as usize] = 0;
+    }
+    let mut queue = std::collections::VecDeque::from(sources.to_vec());
+    while let Some(x) = queue.pop_front() {
+        for p in topo.ports_of(x) {
+            let y = topo.ports[p as usize].to;
+            // Both directions of the link: the hop taken is y -> x.
+            let back = topo.links[topo.link_of[p as usize] as usize].iter().copied().find(|&q| q != p).unwrap_or(p);
+            if !topo.is_host(y) && d[y as usize] == u32::MAX && up(p) && up(back) {
+                d[y as usize] = d[x as usize] + 1;
+                if transit(y) {
+                    queue.push_back(y);
+                }
+            }
+        }
+    }
+    d
+}
+
+/// The port `node` forwards a detoured packet out of along `dist` ([`detour_distances`], with the
+/// same `transit`: the next node is the target or one a path may pass through), lowest port
+/// first, and the hops left from `node`; `None` at the target or where it is unreachable.
+pub(super) fn detour_port(topo: &Topology, dist: &[u32], node: u32, up: &dyn Fn(u32) -> bool, transit: impl Fn(u32) -> bool) -> Option<(u32, u32)> {
+    let here = dist[node as usize];
+    if here == u32::MAX || here == 0 {
+        return None;
+    }
+    topo.ports_of(node)
+        .find(|&p| {
+            let y = topo.ports[p as usize].to;
+            !topo.is_host(y) && up(p) && dist[y as usize] == here - 1 && (here == 1 || transit(y))
+        })
+        .map(|p| (p, here))
 }
 
 /// `tables` as the summary gives them, naming the `groups` that overflowed one.

@@ -23,6 +23,8 @@
 //!   (§3.3.2);
 //! - [`vl2`]: the trees on VL2: partitions over the intermediates, each group's aggregation
 //!   switches by set cover;
+//! - [`vl2_failover`]: failover on VL2: tagged detours that pass through no ToR, then the cover
+//!   rebuilt without the failed links;
 //! - [`trees`]: a run's trees on either fabric, which `sim/multicast.rs` runs;
 //! - [`delivery`]: what each receiver got, when, and how late.
 
@@ -45,5 +47,6 @@ pub mod tenants;
 pub mod tree;
 pub mod trees;
 pub mod vl2;
+pub mod vl2_failover;
 
 pub use evaluation::{evaluate, evaluate_json, Params};

@@ -1,5 +1,6 @@
 //! A run's multicast trees on whichever fabric it runs (Li & Freedman §2.3, §3.1): a fat tree,
-//! standard or AB (`fabric.rs`, with failover and meta-groups), or VL2 (`vl2.rs`). The
+//! standard or AB (`fabric.rs`, with failover and meta-groups), or VL2 (`vl2.rs`, with failover
+//! in `vl2_failover.rs`). The
 //! simulator's side (`sim/multicast.rs`) replicates, detours and reports through this one type.
 
 use super::aggregation::Aggregated;
@@ -77,8 +78,7 @@ impl McTrees {
     pub fn replicate(&self, d: Datagram, node: u32, mode: Mode, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
         match self {
             McTrees::FatTree(f) => f.replicate(d, node, mode, up, out),
-            // No link of a VL2 run goes down with multicast (`scenario.rs` refuses failures).
-            McTrees::Vl2(v) => v.replicate(d, node, mode, out),
+            McTrees::Vl2(v) => v.replicate(d, node, mode, up, out),
         }
     }
 
@@ -86,30 +86,31 @@ impl McTrees {
     pub fn arrived(&self, node: u32, target: u32, resume: Mode) -> bool {
         match self {
             McTrees::FatTree(f) => f.arrived(node, target, resume),
-            McTrees::Vl2(_) => node == target,
+            McTrees::Vl2(v) => v.arrived(node, target),
         }
     }
 
-    /// A detour's next port and hops left ([`McFabric::next_hop`]); VL2 makes no detours.
+    /// A detour's next port and hops left ([`McFabric::next_hop`], [`Vl2Fabric::next_hop`]).
     pub fn next_hop(&mut self, topo: &Topology, node: u32, target: u32, resume: Mode, up: &dyn Fn(u32) -> bool) -> Option<(u32, u32)> {
         match self {
             McTrees::FatTree(f) => f.next_hop(topo, node, target, resume, up),
-            McTrees::Vl2(_) => None,
+            McTrees::Vl2(v) => v.next_hop(topo, node, target, up),
         }
     }
 
     pub fn links_changed(&mut self) {
-        if let McTrees::FatTree(f) = self {
-            f.links_changed();
+        match self {
+            McTrees::FatTree(f) => f.links_changed(),
+            McTrees::Vl2(v) => v.links_changed(),
         }
     }
 
-    /// The reconstruction after a change ([`McFabric::rebuild`]): (groups moved, unrepaired).
-    /// VL2 runs have no failures, so nothing to rebuild.
+    /// The reconstruction after a change ([`McFabric::rebuild`], [`Vl2Fabric::rebuild`]):
+    /// (groups moved, unrepaired).
     pub fn rebuild(&mut self, up: &dyn Fn(u32) -> bool) -> (u32, u32) {
         match self {
             McTrees::FatTree(f) => f.rebuild(up),
-            McTrees::Vl2(_) => (0, 0),
+            McTrees::Vl2(v) => v.rebuild(up),
         }
     }
 

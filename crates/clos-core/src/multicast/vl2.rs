@@ -35,9 +35,12 @@
 //! (its ToRs); when it has two or more chosen switches, the `r` holding intermediates (the
 //! chosen switches). Counted against `C` per switch, overflow reported.
 //!
-//! Failures and meta-groups are not built on VL2 (`scenario.rs` refuses them with multicast).
+//! Failures (`vl2_failover.rs`): a copy whose next hop is across a failed link detours,
+//! tagged with the switch beyond it, and the controller rebuilds the cover without the link.
+//! Meta-groups are not built on VL2 (`scenario.rs` refuses them with multicast; why:
+//! docs/multicast.md).
 
-use super::fabric::{port_to, table_summary, Datagram, Group, McFabric, Mode, Out, Switch};
+use super::fabric::{port_to, table_summary, Datagram, Group, McFabric, Mode, Out, Root, Switch};
 use super::set_cover::greedy;
 use super::spec::{MulticastSpec, Spread};
 use super::table::Tables;
@@ -45,6 +48,7 @@ use super::tree::{Entry, Layer};
 use crate::error::{bad, Result};
 use crate::topology::{Role, Topology};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// One group's aggregation switches: the set cover of its ToRs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +65,25 @@ impl Vl2Tree {
     pub fn agg_of(&self, t: u32) -> Option<u32> {
         self.serving.iter().find(|(_, tors)| tors.contains(&t)).map(|&(a, _)| a)
     }
+
+    /// Group `grp`'s tree over `aggs` aggregation switches, `covers(a, t)` saying whether switch
+    /// `a` reaches ToR `t`: the greedy set cover of its ToRs (none for a group on one ToR);
+    /// `None` when a ToR of the group has no such switch.
+    pub(super) fn cover(grp: &Group, aggs: u32, covers: impl Fn(u32, u32) -> bool) -> Option<Vl2Tree> {
+        let serving = if grp.spans_edges() {
+            let all_aggs: Vec<u32> = (0..aggs).collect();
+            greedy(grp.tree_edges(), &all_aggs, covers)?
+        } else {
+            Vec::new()
+        };
+        let has_members = |t: u32| grp.edge_members.iter().any(|&(e, _)| e == t);
+        let member_aggs: Vec<u32> = serving.iter().filter(|(_, tors)| tors.iter().any(|&t| has_members(t))).map(|&(a, _)| a).collect();
+        let mut serving = serving;
+        for (_, tors) in &mut serving {
+            tors.sort_unstable();
+        }
+        Some(Vl2Tree { serving, member_aggs })
+    }
 }
 
 /// Every group's tree on a VL2 fabric, and the port maps.
@@ -72,20 +95,23 @@ pub struct Vl2Fabric {
     /// n partitions of r intermediates each.
     pub n: u32,
     pub r: u32,
-    n_hosts: u32,
-    tors: u32,
-    aggs: u32,
-    ints: u32,
+    pub(super) n_hosts: u32,
+    pub(super) tors: u32,
+    pub(super) aggs: u32,
+    pub(super) ints: u32,
     /// Dense port maps (`u32::MAX` where there is no link): ToR → aggregation `[t·A + a]`,
     /// aggregation → ToR `[a·T + t]`, aggregation → intermediate `[a·I + i]`, intermediate →
     /// aggregation `[i·A + a]`.
-    tor_up: Vec<u32>,
-    agg_down: Vec<u32>,
-    agg_up: Vec<u32>,
-    int_down: Vec<u32>,
+    pub(super) tor_up: Vec<u32>,
+    pub(super) agg_down: Vec<u32>,
+    pub(super) agg_up: Vec<u32>,
+    pub(super) int_down: Vec<u32>,
     host_down: Vec<u32>,
     /// The ToR (index) of each host.
     tor_of: Vec<u32>,
+    /// A detour's hop counts to each target switch over the links up (`vl2_failover.rs`),
+    /// cleared when a link changes.
+    pub(super) routes: HashMap<u32, Vec<u32>>,
 }
 
 impl Vl2Fabric {
@@ -164,27 +190,17 @@ impl Vl2Fabric {
             senders_g.dedup();
             // VL2 has no pods: one.
             let mut grp = Group::lay_out(gs.name.clone(), g as u32 % n, members, senders_g, tor_of, |_| 0);
-            let all_aggs: Vec<u32> = (0..aggs).collect();
-            let serving = if grp.spans_edges() {
-                let covers = |a: u32, t: u32| tor_up[(t * aggs + a) as usize] != u32::MAX;
-                greedy(grp.tree_edges(), &all_aggs, covers)
-                    .ok_or_else(|| bad("topology", "a ToR of a multicast group has no aggregation switch: VL2 needs its uplinks"))?
-            } else {
-                Vec::new()
-            };
-            let has_members = |t: u32| grp.edge_members.iter().any(|&(e, _)| e == t);
-            let member_aggs: Vec<u32> = serving.iter().filter(|(_, tors)| tors.iter().any(|&t| has_members(t))).map(|&(a, _)| a).collect();
-            let mut serving = serving;
-            for (_, tors) in &mut serving {
-                tors.sort_unstable();
-            }
+            let covers = |a: u32, t: u32| tor_up[(t * aggs + a) as usize] != u32::MAX;
+            let tree = Vl2Tree::cover(&grp, aggs, covers)
+                .ok_or_else(|| bad("topology", "a ToR of a multicast group has no aggregation switch: VL2 needs its uplinks"))?;
+            let serving = &tree.serving;
             // Its entries (see the module comment).
             let mut entries: Vec<Entry> = Vec::new();
             for t in grp.tree_edges().to_vec() {
                 let ports = grp.hosts().iter().filter(|&&h| tor_of(h) == t).fold(0u64, |m, &h| m | 1 << (h - first_host[t as usize]));
                 entries.push(Entry { layer: Layer::Edge, switch: t, ports });
             }
-            for (a, tors_a) in &serving {
+            for (a, tors_a) in serving {
                 let downs: Vec<u32> = (0..tors).filter(|&t| agg_down[(a * tors + t) as usize] != u32::MAX).collect();
                 let ports = tors_a.iter().fold(0u64, |m, t| m | 1 << downs.iter().position(|x| x == t).expect("a ToR it serves is below it").min(63));
                 entries.push(Entry { layer: Layer::Aggr, switch: *a, ports });
@@ -199,7 +215,7 @@ impl Vl2Fabric {
                 grp.overflow |= tables.add(e) > spec.capacity;
             }
             groups.push(grp);
-            trees.push(Vl2Tree { serving, member_aggs });
+            trees.push(tree);
         }
         Ok(Vl2Fabric {
             spread: spec.spread,
@@ -218,6 +234,7 @@ impl Vl2Fabric {
             int_down,
             host_down: topo.host_down_port.clone(),
             tor_of: (0..nh).map(tor_of).collect(),
+            routes: HashMap::new(),
         })
     }
 
@@ -243,12 +260,15 @@ impl Vl2Fabric {
     }
 
     /// The copies switch `node` sends of datagram `d`, travelling in `mode` (see the module
-    /// comment). Appends to `out`.
-    pub fn replicate(&self, d: Datagram, node: u32, mode: Mode, out: &mut Vec<Out>) {
+    /// comment); `up(port)`: whether a port's link is up (a copy whose next hop is across a
+    /// failed link detours, tagged with the switch beyond it: `vl2_failover.rs`). Appends to
+    /// `out`.
+    pub fn replicate(&self, d: Datagram, node: u32, mode: Mode, up: &dyn Fn(u32) -> bool, out: &mut Vec<Out>) {
         let Datagram { group: g, src, choice } = d;
         let (grp, tree) = (&self.groups[g], &self.trees[g]);
         let src_tor = self.tor_of[src as usize];
         let from = tree.agg_of(src_tor);
+        let port_or_detour = |p: u32, beyond: Switch, resume: Mode| if up(p) { Out::Port(p) } else { Out::Detour { target: self.node(beyond), resume } };
         match self.switch(node) {
             Switch::Edge(t) => {
                 if let Some((_, hosts)) = grp.edge_members.iter().find(|(x, _)| *x == t) {
@@ -257,24 +277,30 @@ impl Vl2Fabric {
                     }
                 }
                 if let (Mode::Up, true, Some(a)) = (mode, t == src_tor, from) {
-                    out.push(Out::Port(self.tor_up[(t * self.aggs + a) as usize]));
+                    out.push(port_or_detour(self.tor_up[(t * self.aggs + a) as usize], Switch::Aggr(a), Mode::Up));
                 }
             }
             Switch::Aggr(a) => {
                 if let Some((_, tors)) = tree.serving.iter().find(|(x, _)| *x == a) {
                     for &t in tors.iter().filter(|&&t| t != src_tor && grp.edge_members.iter().any(|&(e, _)| e == t)) {
-                        out.push(Out::Port(self.agg_down[(a * self.tors + t) as usize]));
+                        out.push(port_or_detour(self.agg_down[(a * self.tors + t) as usize], Switch::Edge(t), Mode::Down));
                     }
                 }
                 if mode == Mode::Up && tree.member_aggs.iter().any(|&x| x != a) {
-                    let (i, _) = McFabric::pick(self.r as usize, choice, |_| true);
-                    let int = grp.partition * self.r + i as u32;
-                    out.push(Out::Port(self.agg_up[(a * self.ints + int) as usize]));
+                    // The partition's holders, or the intermediate a rebuild moved the group to;
+                    // a holder whose link is down is skipped.
+                    let (first, count) = match grp.root {
+                        Some(Root::Core(i)) => (i, 1),
+                        _ => (grp.partition * self.r, self.r),
+                    };
+                    let port = |i: usize| self.agg_up[(a * self.ints + first + i as u32) as usize];
+                    let (i, _) = McFabric::pick(count as usize, choice, |i| up(port(i)));
+                    out.push(port_or_detour(port(i), Switch::Core(first + i as u32), Mode::Down));
                 }
             }
             Switch::Core(i) => {
                 for &a in tree.member_aggs.iter().filter(|&&a| Some(a) != from) {
-                    out.push(Out::Port(self.int_down[(i * self.aggs + a) as usize]));
+                    out.push(port_or_detour(self.int_down[(i * self.aggs + a) as usize], Switch::Aggr(a), Mode::Down));
                 }
             }
         }
@@ -306,7 +332,7 @@ mod tests {
     /// The names of the nodes `node` sends copies of group `g`'s datagram to.
     fn copies(topo: &Topology, f: &Vl2Fabric, g: usize, choice: u64, node: &str, mode: Mode) -> Vec<String> {
         let mut out = Vec::new();
-        f.replicate(Datagram { group: g, src: 0, choice }, topo.node_named(node).unwrap(), mode, &mut out);
+        f.replicate(Datagram { group: g, src: 0, choice }, topo.node_named(node).unwrap(), mode, &|_| true, &mut out);
         out.iter().map(|o| o.name(topo)).collect()
     }
 
