@@ -123,6 +123,53 @@ mod tests {
         assert!(w.finished.iter().all(|f| f.is_some()));
     }
 
+    /// A sequential shuffle (DRILL §4: "each server sends flows to all other servers in a random
+    /// order") among 3 hosts on one switch (10 Gb/s, 1 us links), 100 B a flow: one 178 B frame,
+    /// 142.4 ns a hop. Each host's second flow starts the instant its first has arrived, so no
+    /// host ever has two flows open. A flow alone on its path arrives 142.4 (NIC) + 1,000 +
+    /// 142.4 (switch port) + 1,000 = 2,284.8 ns after it starts; one that shares its receiver's
+    /// port with another host's frame, arriving at the same instant, waits one more frame.
+    #[test]
+    fn a_sequential_shuffle_sends_one_flow_at_a_time() {
+        let w = run(r#"{"seed": 1, "stop": "all_flows_done",
+                "topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 3, "host_rate": "10Gbps", "link_delay": "1us"},
+                "workload": {"kind": "shuffle", "bytes": "100B", "sequential": true}}"#);
+        assert_eq!(w.flows.len(), 6);
+        assert!(w.finished.iter().all(|f| f.is_some()));
+        for src in 0..3u32 {
+            let mine: Vec<usize> = (0..6).filter(|&i| w.flows[i].src == src).collect();
+            assert_eq!(mine.len(), 2);
+            let (a, b) = (mine[0], mine[1]);
+            let mut dsts = [w.flows[a].dst, w.flows[b].dst];
+            dsts.sort();
+            assert_eq!(dsts.to_vec(), (0..3).filter(|&d| d != src).collect::<Vec<u32>>(), "host {src} sends once to each other host");
+            assert_eq!(w.flows[a].start, 0);
+            assert_eq!(w.flows[b].start, w.finished[a].unwrap(), "host {src}'s second flow starts as its first arrives");
+        }
+        // Seed 1's orders: h0 to h1 then h2, h1 to h0 then h2, h2 to h1 then h0. At 0, h0's and
+        // h2's frames reach h1's switch port together: one arrives at 2,284.8 ns, the other a
+        // frame later (2,427.2); h1's reaches h0 alone (2,284.8). At 2,284.8 h0 and h1 each send
+        // an ACK (84 B, 67.2 ns) and then their second flow's frame, both to h2: they reach h2's
+        // port together, one a frame behind the other (2,284.8 + 67.2 and + 67.2 + 142.4). h2's
+        // second flow, to h0, starts at 2,427.2 with no ACK to send first: alone again.
+        let got: Vec<(u32, u32, u64, u64)> =
+            (0..6).map(|i| (w.flows[i].src, w.flows[i].dst, w.flows[i].start, w.finished[i].unwrap() - w.flows[i].start)).collect();
+        let want = vec![
+            (0, 1, 0, 2_284_800),
+            (0, 2, 2_284_800, 2_284_800 + 67_200),
+            (1, 0, 0, 2_284_800),
+            (1, 2, 2_284_800, 2_284_800 + 67_200 + 142_400),
+            (2, 1, 0, 2_284_800 + 142_400),
+            (2, 0, 2_427_200, 2_284_800),
+        ];
+        assert_eq!(got, want);
+        // Without `sequential` all six start at once.
+        let all = run(r#"{"seed": 1, "stop": "all_flows_done",
+                "topology": {"kind": "leaf_spine", "leaves": 1, "spines": 1, "hosts_per_leaf": 3, "host_rate": "10Gbps", "link_delay": "1us"},
+                "workload": {"kind": "shuffle", "bytes": "100B"}}"#);
+        assert!(all.flows.iter().all(|f| f.start == 0));
+    }
+
     /// Rounds of one 100-segment response between two hosts (10 Gb/s, 100 us links, IW10, an
     /// ACK per segment) on fresh or persistent connections, `interval` apart.
     fn rounds(connections: &str, interval: &str) -> World {

@@ -127,7 +127,7 @@ fn check_world(w: &World) -> Result<()> {
     }
     // A request's arrival starts its response at the same host: inside one partition.
     if w.answers.iter().any(|(&req, &resp)| w.flows[req as usize].dst != w.flows[resp as usize].src) {
-        return refuse("responses started by requests at another host");
+        return refuse("flows started by another flow's arrival at another host (incast's responses, a sequential shuffle)");
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub mod spec;
 pub mod tenants;
 
 use crate::error::{bad, Result};
-use crate::rng::{below, Stream};
+use crate::rng::{below, shuffle, Stream};
 use crate::topology::Topology;
 use crate::units::{parse_bytes, parse_duration, Time};
 pub use closed_loop::ClosedLoop;
@@ -116,7 +116,8 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         let stream = if i == 0 { &mut *rng } else { &mut own };
         let service = services.len() as u32;
         let mut requests = Vec::new();
-        let mut made = part(spec, path, topo, stream, service, &mut closed_loop, &mut requests)?;
+        let mut chains = Vec::new();
+        let mut made = part(spec, path, topo, stream, service, &mut closed_loop, &mut requests, &mut chains)?;
         for f in &mut made {
             f.service = service;
         }
@@ -130,6 +131,8 @@ pub fn generate(w: &WorkloadSpec, topo: &Topology, rng: &mut Stream) -> Result<G
         whole_segments.push(spec.whole_segments == Some(true));
         let first = flows.len();
         flows.extend(made);
+        // A sequential shuffle's next flow starts when the one before it has arrived.
+        starts_on_arrival.extend(chains.iter().map(|&(a, b)| ((first + a) as u32, (first + b) as u32)));
         let persistent = spec.connections == Some(incast::Connections::Persistent);
         // Flows from `from` on, each after the last of its source and destination.
         let chained = |flows: &[FlowSpec], from: usize| incast::connections((from..flows.len()).map(|i| (i as u32, flows[i].src, flows[i].dst)));
@@ -183,6 +186,7 @@ fn udp_rate(spec: &WorkloadSpec, path: &str, flows: &[FlowSpec], topo: &Topology
 /// One part's flows, in absolute time, before the simulator starts.
 /// Incast's simulated requests go to `requests`, each with the index in the returned flows of
 /// the response it starts.
+#[allow(clippy::too_many_arguments)]
 fn part(
     w: &WorkloadSpec,
     path: &str,
@@ -191,6 +195,7 @@ fn part(
     service: u32,
     closed: &mut ClosedLoop,
     requests: &mut Vec<(FlowSpec, usize)>,
+    chains: &mut Vec<(usize, usize)>,
 ) -> Result<Vec<FlowSpec>> {
     use WorkloadKind::*;
     let n = topo.n_hosts as u32;
@@ -223,6 +228,7 @@ fn part(
     let joins: Vec<Time> = (0..m as u64).map(|k| start + k * ramp).collect();
     let bytes = w.bytes.map_or(0, |b| b.0);
     let jitter = w.start_jitter.map_or(0, |d| d.0);
+    let sequential = w.sequential == Some(true);
     // An error names what left a host without a destination: the destinations given, or the pattern.
     let dest_field = if w.destinations.is_some() { "destinations" } else { "pattern" };
     let dest = || Destinations::new(w.pattern.unwrap_or_default(), &group, targets.as_deref(), topo, &format!("{path}.{dest_field}"));
@@ -236,10 +242,14 @@ fn part(
                 Shuffle => {
                     let mut v = Vec::with_capacity(m * (m - 1));
                     for &s in &group {
+                        let first = v.len();
                         for &d in &group {
                             if s != d {
                                 v.push(FlowSpec { src: s, dst: d, bytes, start: 0, service });
                             }
+                        }
+                        if sequential {
+                            shuffle(rng, &mut v[first..]);
                         }
                     }
                     v
@@ -265,7 +275,19 @@ fn part(
             for f in &mut v {
                 f.start += joins[position[f.src as usize] as usize];
             }
+            if sequential {
+                // A host's flows are together, in its order: the first starts when the host
+                // joins (plus its jitter), each later one when the one before it has arrived.
+                for i in 1..v.len() {
+                    if v[i].src == v[i - 1].src {
+                        v[i].start = v[i - 1].start;
+                    }
+                }
+            }
             v.retain(|f| f.start < stop);
+            if sequential {
+                chains.extend((1..v.len()).filter(|&i| v[i].src == v[i - 1].src).map(|i| (i - 1, i)));
+            }
             return Ok(v);
         }
         Poisson => {

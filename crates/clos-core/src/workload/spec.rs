@@ -88,6 +88,11 @@ pub struct WorkloadSpec {
     /// Hosts join one at a time, this far apart, in the order `hosts` lists them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<Duration>,
+    /// Shuffle: each host sends its flows one at a time, to the other hosts in a random order
+    /// of its own, each flow starting when the one before it has arrived (DRILL §4: "each
+    /// server sends flows to all other servers in a random order"). Off: all at once (VL2 §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<bool>,
     /// Stride: the distance x of Stride(x).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stride: Option<u32>,
@@ -189,6 +194,7 @@ impl WorkloadSpec {
             ("stop", self.stop.is_some(), ALL_BUT_FLOWS),
             ("ramp", self.ramp.is_some(), LEAVES),
             ("stride", self.stride.is_some(), &[Stride]),
+            ("sequential", self.sequential.is_some(), &[Shuffle]),
             ("load", self.load.is_some(), &[Poisson]),
             ("cdf", self.cdf.is_some(), &[Poisson, ClosedLoop]),
             ("pattern", self.pattern.is_some(), &[Poisson, ClosedLoop, Periodic]),
