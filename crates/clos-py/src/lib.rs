@@ -160,6 +160,36 @@ impl CoreRun {
 }
 
 /// A table's columns for the Parquet writer, named by the struct's fields.
+/// Hands the flows table's columns, in their order, to `table!` or `parquet_columns!`: one list
+/// for the dict Python reads and the Parquet files the core writes.
+macro_rules! flow_columns {
+    ($m:ident!($($args:tt)*)) => {
+        $m!(
+            $($args)*,
+            id,
+            src,
+            dst,
+            service,
+            bytes,
+            mss,
+            delivered,
+            start_ps,
+            end_ps,
+            finished,
+            fct_ps,
+            ideal_fct_ps,
+            slowdown,
+            retransmits,
+            timeouts,
+            dupacks,
+            out_of_order,
+            reordered,
+            spurious_retransmits,
+            drops
+        )
+    };
+}
+
 macro_rules! parquet_columns {
     ($t:expr, $($field:ident),* $(,)?) => {{
         let t = $t;
@@ -170,32 +200,7 @@ macro_rules! parquet_columns {
 /// The tables `CoreRun.write_tables` writes, with the columns `report_to_dict` hands over.
 fn flat_tables(r: &Report) -> Vec<(&'static str, Vec<(&'static str, parquet::Column<'_>)>)> {
     vec![
-        (
-            "flows",
-            parquet_columns!(
-                &r.flows,
-                id,
-                src,
-                dst,
-                service,
-                bytes,
-                mss,
-                delivered,
-                start_ps,
-                end_ps,
-                finished,
-                fct_ps,
-                ideal_fct_ps,
-                slowdown,
-                retransmits,
-                timeouts,
-                dupacks,
-                out_of_order,
-                reordered,
-                spurious_retransmits,
-                drops
-            ),
-        ),
+        ("flows", flow_columns!(parquet_columns!(&r.flows))),
         ("links", parquet_columns!(&r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation)),
         ("queues", parquet_columns!(&r.queues, time_ps, link, bytes)),
         ("timeseries", parquet_columns!(&r.timeseries, bin_start_ps, service, bytes, goodput_bps)),
@@ -266,33 +271,7 @@ macro_rules! table {
 fn report_to_dict(py: Python<'_>, r: Report) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("summary", r.summary.to_string())?;
-    out.set_item(
-        "flows",
-        table!(
-            py,
-            r.flows,
-            id,
-            src,
-            dst,
-            service,
-            bytes,
-            mss,
-            delivered,
-            start_ps,
-            end_ps,
-            finished,
-            fct_ps,
-            ideal_fct_ps,
-            slowdown,
-            retransmits,
-            timeouts,
-            dupacks,
-            out_of_order,
-            reordered,
-            spurious_retransmits,
-            drops
-        ),
-    )?;
+    out.set_item("flows", flow_columns!(table!(py, r.flows)))?;
     out.set_item("links", table!(py, r.links, id, src, dst, tier, rate_bps, bytes, packets, drops, ecn_marks, queueing_ps, utilisation))?;
     out.set_item("queues", table!(py, r.queues, time_ps, link, bytes))?;
     out.set_item("timeseries", table!(py, r.timeseries, bin_start_ps, service, bytes, goodput_bps))?;
