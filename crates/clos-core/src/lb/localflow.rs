@@ -554,7 +554,14 @@ fn bin_pack(mut flows: Vec<(f64, usize)>, weights: &[f64], delta: f64) -> Vec<(f
 /// be the ToR's: a subflow the ToR sent it would only ever hit a fixed subset of its slots (with
 /// 4-way splits at both tiers, 2 of its 4 uplinks carry every flow). Disjoint bits make each
 /// tier's split independent of the one before it, so every subflow is split in the tier's own
-/// ratio (exactly, over 256 MSS of sequence space).
+/// ratio (exactly, over 256 MSS of sequence space). §5.1 (seed 004, L6139-6159) matches, at
+/// each switch, the lg L bits just above lg t, with t = 2 MSS at edges and 1 MSS at aggregation
+/// switches: for two 4-way tiers that is ToR bits 1-2 and aggregation bits 0-1, which overlap;
+/// the paper leaves open which bits a later tier reads beyond its lowest. Here an aggregation
+/// switch's equal 4-way split reads bits 0 and 5, so a flow's segments take 2 of its 4 uplinks
+/// for 32 segments at a time. Reading bits 0 and 3 instead (all 4 every 16 segments, the port
+/// order a counter gives) did not reorder less and moved 0.8% less on the k = 8 permutation
+/// (docs/load-balancers.md, "LocalFlow on a permutation").
 fn slot_index(role: Role, n: u64) -> usize {
     let slot = match role {
         Role::Tor => n >> 1,
@@ -698,6 +705,36 @@ mod tests {
             seen.insert((slot_index(Role::Tor, n), slot_index(Role::Agg, n), slot_index(Role::Core, n)));
         }
         assert_eq!(seen.len(), SLOTS * SLOTS * SLOTS, "the three tiers' slots vary independently");
+    }
+
+    /// Equal 4-way splits at a ToR (ports A-D) and at an aggregation switch (A-D), initial
+    /// sequence number 0: the port each of 64 consecutive segments takes at each tier, by hand.
+    /// Bit reversal gives port A slots 0, 4, 8, 12 (slot bits 0-1 = 00), B 2, 6, 10, 14, C 1, 5,
+    /// 9, 13, D 3, 7, 11, 15: slot bit 0 picks A/B against C/D, slot bit 1 A/C against B/D. The
+    /// ToR reads segment bits 1-2 as slot bits 0-1: segments 0-7 go A A C C B B D D, repeating.
+    /// The aggregation switch reads bits 0 and 5: segments 0-31 go A C A C ..., 32-63 B D B D
+    /// .... So 16 consecutive segments take 8 of the 16 (ToR port, aggregation port) paths, two
+    /// each, and 64 take all 16, four each.
+    #[test]
+    fn sixty_four_segments_take_these_ports_at_each_tier() {
+        let Action::Split(four) = split_action(&[(0, 0, 1.0), (0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0)]) else { panic!("expected a split") };
+        assert_eq!(four, [0, 2, 1, 3, 0, 2, 1, 3, 0, 2, 1, 3, 0, 2, 1, 3]);
+        let name = |role: Role| (0..64u64).map(|n| (b'A' + four[slot_index(role, n)] as u8) as char).collect::<String>();
+        assert_eq!(name(Role::Tor), "AACCBBDD".repeat(8));
+        assert_eq!(name(Role::Agg), "AC".repeat(16) + &"BD".repeat(16));
+        let paths = |from: u64, to: u64| {
+            let mut count = std::collections::BTreeMap::new();
+            for n in from..to {
+                *count.entry((four[slot_index(Role::Tor, n)], four[slot_index(Role::Agg, n)])).or_insert(0) += 1;
+            }
+            count
+        };
+        for window in 0..4u64 {
+            let p = paths(16 * window, 16 * window + 16);
+            assert!(p.len() == 8 && p.values().all(|&c| c == 2), "segments {}-{}: {p:?}", 16 * window, 16 * window + 15);
+        }
+        let p = paths(0, 64);
+        assert!(p.len() == 16 && p.values().all(|&c| c == 4), "{p:?}");
     }
 
     /// Per-flow at a ToR with one rule: round 0 sends it out port 1, round 1 (staged, then
