@@ -20,7 +20,7 @@ def test_piped_bench_table_cuts_no_number(runner: CliRunner):
 
 
 def test_bench_times_the_command_beside_the_binary(runner: CliRunner):
-    # `clos run -q` and the Rust example binary (or the core's own run, where the binary is not
+    # `clos run` and the Rust example binary (or the core's own run, where the binary is not
     # built), CPU and wall seconds; the ratios are the table's own division (the 1.2x target is
     # measured, docs/performance.md, not tested: a loaded machine moves it).
     result = runner.invoke(app, ["bench", "--command", "--only", "b1", "--repeat", "1"])

@@ -166,3 +166,39 @@ def test_a_run_records_its_scenario_and_reruns_from_it_bit_for_bit(tmp_path: Pat
     for volatile in ("stats", "run"):  # timings, and how each was asked for
         a.pop(volatile), b.pop(volatile)
     assert a == b
+
+
+def test_the_run_table_is_drawn_as_rich_draws_it():
+    # cli/box_table.py draws the run table in rich's HEAVY_HEAD layout without importing rich;
+    # the same rows through rich must give the same text, and styling only adds escapes.
+    import re
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from clos.cli.box_table import BoxTable
+
+    rows = [
+        ["stats", "events", "11,130,367"],
+        ["", "CPU time", "567 ms"],
+        None,
+        ["flows", "n", "4"],
+    ]
+    ours = BoxTable("b1", [("section", "left"), ("quantity", "left"), ("value", "right")])
+    theirs = Table(title="b1")
+    for header, justify in (("section", "left"), ("quantity", "left"), ("value", "right")):
+        theirs.add_column(header, justify=justify)
+    for row in rows:
+        if row is None:
+            ours.add_section()
+            theirs.add_section()
+        else:
+            ours.add_row(*row)
+            theirs.add_row(*row)
+    console = Console(width=200, record=True)
+    console.print(theirs)
+    expected = "\n".join(line.rstrip() for line in console.export_text().splitlines())
+    assert "\n".join(line.rstrip() for line in ours.render().splitlines()) == expected
+    styled = ours.render(styled=True)
+    assert "\x1b[1mstats\x1b[0m" in styled
+    assert re.sub(r"\x1b\[\d+m", "", styled) == ours.render()

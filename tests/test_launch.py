@@ -50,7 +50,7 @@ def test_the_command_line_gives_what_the_library_gives(
         real(self, scenario_json, scenario)
 
     monkeypatch.setattr(early_run.EarlyRun, "__init__", spy)
-    launch.main()  # a quiet run is finished without typer (quiet_run.py): no SystemExit
+    launch.main()  # a quiet run is finished without typer (plain_run.py): no SystemExit
     assert len(started) == 1, "a plain run starts before typer parses"
     library = clos.run(tiny, overrides=["seed=3"])
     saved = clos.load_results(out)
@@ -117,7 +117,7 @@ FULL = ["output.queue_interval=20us", "output.link_timeseries=true"]
 
 
 def test_a_quiet_run_is_saved_by_the_core_as_the_library_saves_it(tiny: Path, tmp_path: Path):
-    # `clos run -q` writes its tables from the core (quiet_run.py, metrics/parquet.rs) without
+    # `clos run -q` writes its tables from the core (plain_run.py, metrics/parquet.rs) without
     # importing typer, pydantic, polars or numpy; read back, every table must be the library's,
     # dtypes included, and the summary the same but for the run's own timings.
     out = tmp_path / "quiet"
@@ -154,3 +154,27 @@ def test_a_quiet_run_with_a_trace_is_saved_by_polars(tiny: Path, tmp_path: Path)
             launch.main()
     assert exit.value.code in (0, None)
     assert clos.load_results(out).trace.height > 0
+
+
+def test_a_plain_run_prints_the_table_its_saved_results_give(tiny: Path, tmp_path: Path):
+    # `clos run` without -q prints its table from the summary and the core's flow totals
+    # (plain_run.py, run_table.py) without importing typer, rich, pydantic, polars or numpy; it
+    # must be the table the saved results give. 10 Gb/s hosts over 1 Gb/s spines into 6 KB
+    # buffers lose packets, so that there are retransmissions and a timeout to count.
+    out = tmp_path / "plain"
+    lossy = ["--set", "topology.fabric_rate=1Gbps", "--set", "switch.buffer=6KB"]
+    argv = ["run", str(tiny), *lossy, "--out", str(out)]
+    libraries = ("typer", "rich", "pydantic", "polars", "numpy")
+    code = (
+        "import sys; from clos.cli.launch import main; sys.argv = ['clos', *sys.argv[1:]]; main(); "
+        f"print(sorted(m for m in {libraries!r} if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+    )
+    assert done.stderr.strip() == "[]", done.stderr
+    from clos.cli.run_table import run_table
+
+    saved = clos.load_results(out)
+    assert saved.flow_total("retransmits") > 0 and saved.flow_total("timeouts") > 0
+    assert done.stdout == run_table("tiny", saved).render() + f"\nsaved to {out}\n"

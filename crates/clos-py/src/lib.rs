@@ -134,6 +134,18 @@ impl CoreRun {
         Ok(self.report()?.summary.to_string())
     }
 
+    /// The sum of a flows-table counter over every flow, for the run table (`retransmits` or
+    /// `timeouts`).
+    fn flow_total(&self, column: &str) -> PyResult<u64> {
+        let flows = &self.report()?.flows;
+        let counts = match column {
+            "retransmits" => &flows.retransmits,
+            "timeouts" => &flows.timeouts,
+            _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("no flow total {column:?}: retransmits or timeouts"))),
+        };
+        Ok(counts.iter().sum())
+    }
+
     /// Rows in the packet trace (`output.trace`), which `write_tables` does not write.
     fn trace_rows(&self) -> PyResult<usize> {
         Ok(self.report()?.trace.time_ps.len())

@@ -29,8 +29,8 @@ TARGET_CPU_SECONDS = {
 # Benchmarks the performance issue sets no target for: measured and reported only.
 UNTARGETED = {"b4-leaf-spine-drill"}
 
-# `clos bench --command`: the CPU time (user + system) of `clos run -q` as a user types it
-# (Python start-up, parsing, the results' tables and files) over the Rust example binary's for
+# `clos bench --command`: the CPU time (user + system) of `clos run` as a user types it
+# (Python start-up, parsing, the results' tables and files, the run table printed) over the Rust example binary's for
 # the same scenario (issue 34, item 5), both as new processes.
 TARGET_COMMAND_RATIO = {"b1-fat-tree-k8": 1.2}
 
@@ -68,7 +68,7 @@ def _natural(path: Path) -> list[int | str]:
 
 @dataclass(frozen=True)
 class CommandTiming:
-    """Medians over alternating runs: `clos run -q` and the reference, CPU and wall seconds.
+    """Medians over alternating runs: `clos run` and the reference, CPU and wall seconds.
     The reference is the Rust example binary where it is built, else the core's own run inside
     the command (its summary's CPU and wall seconds)."""
 
@@ -91,12 +91,12 @@ def _timed(command: list[str]) -> tuple[float, float]:
 
 
 def time_command(path: Path, repeat: int = 3, binary: Path = EXAMPLE_BINARY) -> CommandTiming:
-    """`clos run PATH -q` in a new process, alternating with the Rust example binary on the same
+    """`clos run PATH` in a new process (its table printed to nowhere), alternating with the Rust example binary on the same
     file (where it is built) `repeat` times each, so that both meet the same load."""
     command_runs, reference_runs = [], []
     with tempfile.TemporaryDirectory(prefix="clos-bench-") as out:
         entry = "from clos.cli.launch import main; main()"
-        command = [sys.executable, "-c", entry, "run", str(path), "-q", "--out", out]
+        command = [sys.executable, "-c", entry, "run", str(path), "--out", out]
         for _ in range(repeat):
             command_runs.append(_timed(command))
             if binary.is_file():

@@ -28,8 +28,9 @@ from clos.cli.bench import (
     time_command,
 )
 from clos.cli.directory import app as directory_app
-from clos.cli.progress import RunProgress
+from clos.cli.progress import RunProgress, engine_note
 from clos.cli.results_folder import default_folder, writable_folder
+from clos.cli.run_table import run_table, unfinished_note
 from clos.cli.schemes import schemes as known_schemes
 from clos.scenario import Scenario, describe, json_schema, located
 
@@ -109,29 +110,6 @@ def simulate(scenario: Scenario, quiet: bool) -> Results:
     return ran
 
 
-def engine_note(scenario: Scenario) -> str:
-    """What the progress line says of the engine: nothing for a sequential run."""
-    run = scenario.table.get("run")
-    threads = run.get("threads") if isinstance(run, dict) else None
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        return ""
-    return f" (partitioned, {threads} thread{'s' if threads != 1 else ''})"
-
-
-def unfinished_note(name: str, results: Results) -> str | None:
-    """What to say when a run meant to end with its last flow hit its time limit first: its
-    numbers then describe the flows that finished, which is easy to miss in the table."""
-    count, finished = results.get("flows", "count"), results.get("flows", "finished")
-    if results.get("scenario", "stop") != "all_flows_done" or not count or finished >= count:
-        return None
-    limit = results.get("stats", "simulated_seconds")
-    return (
-        f"note: {name} reached its time limit ({limit:g} s) with {count - finished:,} of "
-        f"{count:,} flows unfinished, so all_flows_done was not reached and the FCTs are of the "
-        "finished flows only: raise max_time, or check the workload's start times and sizes"
-    )
-
-
 def show_version(value: bool) -> None:
     if value:
         from clos.build_info import describe
@@ -197,9 +175,7 @@ def run(
         results.summary["run"] = {"overrides": list(overrides or []), "clos": build_info.describe()}
         folder = results.save(folder)
         if not quiet:
-            from clos.cli.tables import run_table
-
-            stdout.print(run_table(loaded.name, results))
+            print(run_table(loaded.name, results).render(styled=stdout.is_terminal))
             stdout.print(f"saved to {folder}")
 
 
@@ -415,7 +391,7 @@ def bench(
         bool,
         typer.Option(
             "--command",
-            help="Time `clos run -q` of each benchmark end to end, as a new process (Python "
+            help="Time `clos run` of each benchmark end to end, as a new process (Python "
             "start-up, parsing, saving), alternating with the Rust example binary "
             "(target/release/examples/cpu_seconds, where built; else the core's own run): "
             "CPU and wall seconds, medians of --repeat runs each.",

@@ -3,37 +3,36 @@
 The core calls back every ~10^6 events (a fraction of a second), so the bar costs the simulation
 nothing measurable; it appears once a run has taken `delay` seconds (quick runs print nothing). How far along a run is depends on how it stops: a run with a fixed duration is
 as far as its simulated time, a run until all flows finish as far as its completed flows, so the
-bar shows the larger of the two fractions.
+bar shows the larger of the two fractions. rich is imported when the bar first appears, so a quick
+run never imports it (docs/performance.md, "`clos run` end to end").
 """
 
 from __future__ import annotations
 
 import time
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING, Any
 
 from clos import units
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from clos.scenario import Scenario
 
 
 class RunProgress:
     """Context manager; pass the instance as `progress=` to `clos.run`."""
 
-    def __init__(self, console: Console, name: str, delay: float = 1.0) -> None:
-        self._bar = Progress(
-            SpinnerColumn(),
-            TextColumn("simulating [bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
-        self._task = self._bar.add_task(name, total=1.0, detail="")
+    def __init__(self, console: Console | None, name: str, delay: float = 1.0) -> None:
+        """`console` None: standard error."""
+        self._console = console
+        self._name = name
+        self._bar: Progress | None = None
+        self._task: Any = None
         self._started = time.monotonic()
         self._delay = delay
-        self._shown = False
         self._last = (self._started, 0)
 
     def __enter__(self) -> RunProgress:
@@ -45,7 +44,7 @@ class RunProgress:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        if self._shown:
+        if self._bar is not None:
             self._bar.stop()
 
     def __call__(self, simulated: float, end: float, done: int, flows: int, events: int) -> None:
@@ -58,7 +57,32 @@ class RunProgress:
             f"{units.duration(simulated)} simulated · {done:,}/{flows:,} flows · "
             f"{units.millions_per_second(rate)}"
         )
-        self._bar.update(self._task, completed=min(fraction, 1.0), detail=detail)
-        if not self._shown and now - self._started >= self._delay:
-            self._bar.start()
-            self._shown = True
+        if self._bar is None and now - self._started >= self._delay:
+            self._show()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=min(fraction, 1.0), detail=detail)
+
+    def _show(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(
+            SpinnerColumn(),
+            TextColumn("simulating [bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=self._console or Console(stderr=True, highlight=False),
+            transient=True,
+        )
+        self._task = self._bar.add_task(self._name, total=1.0, detail="")
+        self._bar.start()
+
+
+def engine_note(scenario: Scenario) -> str:
+    """What the progress line says of the engine: nothing for a sequential run."""
+    run = scenario.table.get("run")
+    threads = run.get("threads") if isinstance(run, dict) else None
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        return ""
+    return f" (partitioned, {threads} thread{'s' if threads != 1 else ''})"

@@ -1,5 +1,5 @@
 """Where `clos run` saves a run: the default folder, and the check that it can be written before
-anything is simulated. Plain Python, so that `clos run -q` (`quiet_run.py`) needs no more."""
+anything is simulated. Plain Python, so that `clos run` (`plain_run.py`) needs no more."""
 
 from __future__ import annotations
 

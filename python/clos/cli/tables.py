@@ -1,8 +1,9 @@
-"""Rich tables of results: one run in detail, several runs side by side, and benchmark timings."""
+"""Rich tables of results: several runs side by side, benchmark timings, sweeps and partitions
+(the run table `clos run` prints is `run_table.py`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import polars as pl
@@ -12,211 +13,25 @@ from rich.text import Text
 
 from clos import units
 from clos.cli.bench import CommandTiming
-from clos.results.key_numbers import open_loop, slowest_migration, summary_value
+from clos.cli.run_table import FCT, Metric, efficiency, flow_total_metric, summary_metric
 from clos.results.results import Results
 from clos.sweep.batch import COLUMNS
 
-Metric = tuple[str, Callable[[Results], str]]
-
-
-def _summary(section: str, key: str, fmt: Callable[[Any], str]) -> Callable[[Results], str]:
-    """A summary value; `section` may be a dotted path (`fct.short.slowdown`)."""
-    return summary_value(fmt, *section.split("."), key)
-
-
-def _flow_total(column: str) -> Callable[[Results], str]:
-    # The summary carries no per-flow counters; they are summed from the flows table.
-    return lambda results: units.count(int(results.flows[column].sum()))
-
-
-def _efficiency(results: Results) -> str:
-    if open_loop(results.summary):
-        return "- (open loop)"
-    return _summary("goodput", "efficiency", units.percent)(results)
-
-
-FCT = [
-    ("FCT mean", _summary("flows", "fct_mean_s", units.duration)),
-    ("FCT p50", _summary("flows", "fct_p50_s", units.duration)),
-    ("FCT p99", _summary("flows", "fct_p99_s", units.duration)),
-    ("FCT p99.9", _summary("flows", "fct_p999_s", units.duration)),
-]
-
-
-def _engine(results: Results) -> str:
-    """`sequential`, or the partitioned engine's partitions, threads and windows."""
-    stats = results.summary.get("stats", {})
-    if stats.get("engine") != "partitioned":
-        return "sequential"
-    threads = stats["threads"]
-    return (
-        f"partitioned: {stats['partitions']} partitions on {threads} "
-        f"thread{'s' if threads != 1 else ''}, {units.count(stats['windows'])} windows"
-    )
-
-
-SECTIONS: dict[str, list[Metric]] = {
-    "stats": [
-        ("engine", _engine),
-        ("events", _summary("stats", "events", units.count)),
-        ("events/s", _summary("stats", "events_per_sec", units.millions_per_second)),
-        ("CPU time", _summary("stats", "cpu_seconds", units.duration)),
-        ("wall time", _summary("stats", "wall_seconds", units.duration)),
-        ("simulated time", _summary("stats", "simulated_seconds", units.duration)),
-        ("peak memory", _summary("stats", "peak_memory_bytes", units.megabytes)),
-    ],
-    "packets": [
-        ("sent", _summary("packets", "sent", units.count)),
-        ("delivered", _summary("packets", "delivered", units.count)),
-        ("dropped", _summary("packets", "dropped", units.count)),
-        ("in flight", _summary("packets", "in_flight", units.count)),
-    ],
-    "flows": [
-        ("flows", _summary("flows", "count", units.count)),
-        ("finished", _summary("flows", "finished", units.count)),
-        *FCT,
-        ("FCT max", _summary("flows", "fct_max_s", units.duration)),
-        ("retransmits", _flow_total("retransmits")),
-        ("timeouts", _flow_total("timeouts")),
-    ],
-    "slowdown": [
-        ("short flows mean", _summary("fct.short.slowdown", "mean", units.ratio)),
-        ("short flows p99", _summary("fct.short.slowdown", "p99", units.ratio)),
-        ("long flows mean", _summary("fct.long.slowdown", "mean", units.ratio)),
-        ("all flows p99.9", _summary("fct.all.slowdown", "p999", units.ratio)),
-    ],
-    "dupACKs and reordering": [
-        ("flows with dupACKs", _summary("flows", "with_dupacks_fraction", units.percent)),
-        ("flows with > 3 dupACKs", _summary("flows", "with_over_3_dupacks", units.count)),
-        ("flows reordered", _summary("flows", "reordered_fraction", units.percent)),
-        ("reordered, no loss", _summary("flows", "reordered_without_loss_fraction", units.percent)),
-        ("dupACKs from loss", _summary("flows", "dupacks_loss", units.count)),
-        ("dupACKs from reordering", _summary("flows", "dupacks_reordering", units.count)),
-        ("spurious retransmits", _summary("flows", "spurious_retransmits", units.count)),
-    ],
-    "goodput": [
-        ("completion time", _summary("goodput", "completion_time_s", units.duration)),
-        ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
-        ("ideal goodput", _summary("goodput", "ideal_bps", units.rate)),
-        ("efficiency", _efficiency),
-        ("Jain fairness", _summary("goodput", "jain", units.ratio)),
-    ],
-}
-
-
-# Shown only when the run modelled VL2's directory (docs/directory.md).
-DIRECTORY: list[Metric] = [
-    ("lookups", _summary("directory", "lookups", units.count)),
-    ("cache hits", _summary("directory", "cache_hits", units.count)),
-    ("lookup wait mean", _summary("directory", "lookup_wait_mean_s", units.duration)),
-    ("lookup wait p99", _summary("directory", "lookup_wait_p99_s", units.duration)),
-    ("misdelivered", _summary("directory", "misdelivered", units.count)),
-    ("reports", _summary("directory", "reports", units.count)),
-    ("corrections", _summary("directory", "corrections", units.count)),
-    ("caches converged", slowest_migration(units.duration, "senders_converged_s")),
-    ("first delivery after a move", slowest_migration(units.duration, "first_delivery_s")),
-]
-
-
-def _receivers(results: Results) -> list[dict[str, Any]]:
-    groups = results.summary.get("multicast", {}).get("groups", [])
-    return [r for g in groups for r in g.get("receivers", [])]
-
-
-def _worst_receiver(
-    key: str, fmt: Callable[[Any], str], worst: Callable[..., Any] = min
-) -> Callable[[Results], str]:
-    """The worst member's `key` over every group (lowest delivery, highest latency)."""
-
-    def value(results: Results) -> str:
-        values = [r[key] for r in _receivers(results) if r.get(key) is not None]
-        return fmt(worst(values)) if values else "-"
-
-    return value
-
-
-def _worst_in_period(period: str) -> Callable[[Results], str]:
-    """The lowest share of what it was sent that a member received in `period`."""
-
-    def value(results: Results) -> str:
-        shares = [
-            r["periods"][period]["received"] / r["periods"][period]["expected"]
-            for r in _receivers(results)
-            if r["periods"][period]["expected"] > 0
-        ]
-        return units.percent(min(shares)) if shares else "-"
-
-    return value
-
-
-# Shown only when the run had multicast groups (docs/multicast.md).
-MULTICAST: list[Metric] = [
-    ("datagrams sent", _summary("multicast.packets", "sent", units.count)),
-    ("replicas made", _summary("multicast.packets", "replicas", units.count)),
-    ("copies delivered", _summary("multicast.packets", "delivered", units.count)),
-    ("copies dropped", _summary("multicast.packets", "dropped", units.count)),
-    ("worst member delivery", _worst_receiver("delivery_ratio", units.percent)),
-    ("worst member, detour period", _worst_in_period("detour")),
-    ("worst member, after rebuild", _worst_in_period("rebuilt")),
-    ("worst member latency max", _worst_receiver("latency_max_s", units.duration, max)),
-    ("copies detoured", _summary("multicast.detours", "copies", units.count)),
-    ("groups unrepaired", _summary("multicast.rebuilds", "groups_unrepaired", units.count)),
-    (
-        "groups over capacity",
-        lambda r: units.count(len(r.summary["multicast"]["tables"]["overflow_groups"])),
-    ),
-]
-
-# Shown only when the run aggregated groups into meta-groups (`multicast.aggregate`).
-MULTICAST_AGGREGATION: list[Metric] = [
-    ("layer", lambda r: str(r.get("multicast", "aggregation", "layer"))),
-    (
-        "switches aggregated",
-        lambda r: units.count(len(r.get("multicast", "aggregation", "switches") or [])),
-    ),
-    ("extra copies sent", _summary("multicast.aggregation.copies", "extra", units.count)),
-    ("copies discarded", _summary("multicast.packets", "discarded", units.count)),
-    ("overhead, measured", _summary("multicast.aggregation.copies", "overhead", units.percent)),
-    (
-        "overhead, Algorithm 2",
-        _summary("multicast.aggregation", "predicted_overhead", units.percent),
-    ),
-]
-
 COMPARISON: list[Metric] = [
-    ("completion time", _summary("goodput", "completion_time_s", units.duration)),
-    ("efficiency", _efficiency),
-    ("Jain fairness", _summary("goodput", "jain", units.ratio)),
-    ("aggregate goodput", _summary("goodput", "aggregate_bps", units.rate)),
+    ("completion time", summary_metric("goodput", "completion_time_s", units.duration)),
+    ("efficiency", efficiency),
+    ("Jain fairness", summary_metric("goodput", "jain", units.ratio)),
+    ("aggregate goodput", summary_metric("goodput", "aggregate_bps", units.rate)),
     *FCT,
-    ("retransmits", _flow_total("retransmits")),
-    ("drops", _summary("packets", "dropped", units.count)),
-    ("events/s", _summary("stats", "events_per_sec", units.millions_per_second)),
-    ("CPU time", _summary("stats", "cpu_seconds", units.duration)),
-    ("peak memory", _summary("stats", "peak_memory_bytes", units.megabytes)),
+    ("retransmits", flow_total_metric("retransmits")),
+    ("drops", summary_metric("packets", "dropped", units.count)),
+    ("events/s", summary_metric("stats", "events_per_sec", units.millions_per_second)),
+    ("CPU time", summary_metric("stats", "cpu_seconds", units.duration)),
+    ("peak memory", summary_metric("stats", "peak_memory_bytes", units.megabytes)),
 ]
 
 
 BENCH_COLUMNS = ("CPU", "wall", "events", "events/s", "sim/CPU", "delivered/CPU s", "peak mem")
-
-
-def run_table(name: str, results: Results) -> Table:
-    table = Table(title=name)
-    table.add_column("section", style="bold")
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    sections = dict(SECTIONS)
-    if isinstance(results.get("directory"), dict):
-        sections["directory"] = DIRECTORY
-    if isinstance(results.get("multicast"), dict):
-        sections["multicast"] = MULTICAST
-        if isinstance(results.get("multicast", "aggregation"), dict):
-            sections["meta-groups"] = MULTICAST_AGGREGATION
-    for section, metrics in sections.items():
-        for row, (label, value) in enumerate(metrics):
-            table.add_row(section if row == 0 else "", label, value(results))
-        table.add_section()
-    return table
 
 
 def comparison_table(runs: Mapping[str, Results], title: str) -> Table:
@@ -269,9 +84,9 @@ def bench_table(
 
 
 def command_table(runs: Sequence[tuple[str, CommandTiming]], targets: Mapping[str, float]) -> Table:
-    """`clos run -q` end to end against the Rust example binary (or, where it is not built, the
+    """`clos run` end to end against the Rust example binary (or, where it is not built, the
     core's own run), per benchmark: CPU seconds (user + system) and wall seconds, medians."""
-    table = Table(title="clos run -q, end to end")
+    table = Table(title="clos run, end to end")
     table.add_column("name", no_wrap=True)
     for header in ("CPU", "against", "ref CPU", "CPU ratio", "wall", "ref wall", "wall ratio"):
         table.add_column(header, justify="right")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from clos.results.results import Results
 
 # Imported when first used (PEP 562): they import polars, which `clos run -q` does without
-# (`clos.cli.quiet_run` imports `saved_files` alone).
+# (`clos.cli.plain_run` imports `saved_files` alone).
 _LAZY = {"Query": "clos.results.query", "QueryError": "clos.results.query"}
 _LAZY["Results"] = "clos.results.results"
 

@@ -11,10 +11,13 @@ number itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clos import units
-from clos.results.results import Results, summary_get
+from clos.results.summary_keys import summary_get
+
+if TYPE_CHECKING:
+    from clos.results.results import Results
 
 
 def summary_value(fmt: Callable[[Any], str], *keys: str) -> Callable[[Results], str]:
@@ -164,7 +167,7 @@ def _directory(fmt: Callable[[object], str], key: str) -> Callable[[Results], st
 
 
 # (section, quantity, formatted value): rows computed from more than one summary value.
-Row = tuple[str, str, Callable[[Results], str]]
+Row = tuple[str, str, Callable[["Results"], str]]
 
 # Shown only when a run modelled VL2's directory (a `[directory]` table; docs/directory.md).
 # Reports only: a sweep's table keeps the key numbers above.

@@ -33,19 +33,10 @@ from clos.results.saved_files import (
     TABLES,
     write_summary,
 )
+from clos.results.summary_keys import summary_get
 
 NO_LINK = 2**32 - 1
 SACK_VALUES = 6
-
-
-def summary_get(summary: Any, *keys: str) -> Any:
-    """The value at `keys` in a summary; None where a section is null or absent."""
-    value = summary
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +66,10 @@ class Results:
     def get(self, *keys: str) -> Any:
         """A value deep in the summary; None where a section is null or absent (older results)."""
         return summary_get(self.summary, *keys)
+
+    def flow_total(self, column: str) -> int:
+        """The sum of a flows-table counter (`retransmits`, `timeouts`) over every flow."""
+        return int(self.flows[column].sum())
 
     @classmethod
     def from_core(cls, output: dict[str, Any]) -> Results:

@@ -2,7 +2,7 @@
 names, `summary.json` and `scenario.toml` (the scenario as the core ran it).
 
 `Results.save` (`results.py`) writes the tables with polars; `clos run -q` writes them from the
-core (`clos.cli.quiet_run`) and the rest with these, so that both folders read back alike.
+core (`clos.cli.plain_run`) and the rest with these, so that both folders read back alike.
 """
 
 from __future__ import annotations
