@@ -57,12 +57,12 @@ class RunProgress:
             f"{units.duration(simulated)} simulated · {done:,}/{flows:,} flows · "
             f"{units.millions_per_second(rate)}"
         )
-        if self._bar is None and now - self._started >= self._delay:
-            self._show()
         if self._bar is not None:
             self._bar.update(self._task, completed=min(fraction, 1.0), detail=detail)
+        elif now - self._started >= self._delay:
+            self._show(min(fraction, 1.0), detail)
 
-    def _show(self) -> None:
+    def _show(self, completed: float, detail: str) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -75,7 +75,7 @@ class RunProgress:
             console=self._console or Console(stderr=True, highlight=False),
             transient=True,
         )
-        self._task = self._bar.add_task(self._name, total=1.0, detail="")
+        self._task = self._bar.add_task(self._name, total=1.0, completed=completed, detail=detail)
         self._bar.start()
 
 

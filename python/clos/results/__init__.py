@@ -2,7 +2,7 @@
 reports read it (`run_folder.py`), the key numbers (`key_numbers.py`), plots, the HTML pages'
 pieces (`page.py`), `clos report` (`report.py`), `clos compare` (`compare.py`), telemetry
 queries over a run's counters (`query.py`), and a folder's file names and the writers that need
-no dataframe library (`saved_files.py`)."""
+no dataframe library (`saved_files.py`), and a summary's values by their keys (`summary_keys.py`)."""
 
 from __future__ import annotations
 
