@@ -221,7 +221,11 @@ const AGG0_GROUPS: [(&str, &str, u32); 5] = [("a", "[0]", 6), ("b", "[2]", 6), (
 fn aggregation_layer_meta_groups_by_hand() {
     let (w, s) = aggregated(r#""capacity": 4, "aggregate": "aggr""#, &AGG0_GROUPS, 50, "");
     for g in 0..5 {
-        assert_eq!(s["groups"][g]["aggs"], serde_json::json!({"agg0": if g == 0 || g == 3 { vec!["tor0", "tor3"] } else if g == 4 { vec!["tor0", "tor1", "tor3"] } else { vec!["tor1", "tor3"] }}), "group {g}");
+        assert_eq!(
+            s["groups"][g]["aggs"],
+            serde_json::json!({"agg0": if g == 0 || g == 3 { vec!["tor0", "tor3"] } else if g == 4 { vec!["tor0", "tor1", "tor3"] } else { vec!["tor1", "tor3"] }}),
+            "group {g}"
+        );
     }
     let a = &s["aggregation"];
     assert_eq!(a["layer"], "aggr");

@@ -205,7 +205,10 @@ impl Aggregated {
         if tracks {
             let ports = (0..switches).map(|s| src.layer_ports(layer, s)).max().unwrap_or(0);
             if ports > 64 {
-                return Err(bad("multicast.aggregate", format!("meta-groups keep port sets in 64 bits, and a switch of the layer has {ports} ports: aggregate at another layer")));
+                return Err(bad(
+                    "multicast.aggregate",
+                    format!("meta-groups keep port sets in 64 bits, and a switch of the layer has {ports} ports: aggregate at another layer"),
+                ));
             }
             if capacity < ports + 1 {
                 return Err(bad(

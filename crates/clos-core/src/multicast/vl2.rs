@@ -383,7 +383,7 @@ impl LayerSource for Vl2Fabric {
             Layer::Edge => grp
                 .tree_edges()
                 .iter()
-                .map(|&t| (t, member_tor(t).map_or(0, |hosts| hosts.iter().fold(0u64, |m, &h| m | 1 << (h - self.first_host[t as usize]))))) 
+                .map(|&t| (t, member_tor(t).map_or(0, |hosts| hosts.iter().fold(0u64, |m, &h| m | 1 << (h - self.first_host[t as usize])))))
                 .collect(),
             Layer::Aggr => self.trees[g]
                 .serving
