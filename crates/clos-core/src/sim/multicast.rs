@@ -233,8 +233,12 @@ impl World {
             } else if let (Switch::Edge(e), Layer::Aggr, Mode::Down) = (sw, layer, mode) {
                 // The aggregation switch it came from, unless it came by a detour tagged with
                 // this ToR.
-                let from = match (tag, m.fabric.switch(topo.ports[pkt.via as usize].from)) {
-                    (0, Switch::Aggr(a)) => Some(a),
+                let prev = topo.ports[pkt.via as usize].from;
+                let from = match (tag, topo.role(prev)) {
+                    (0, Role::Agg) => match m.fabric.switch(prev) {
+                        Switch::Aggr(a) => Some(a),
+                        _ => None,
+                    },
                     _ => None,
                 };
                 if !m.fabric.wanted(layer, from, g, Dest::Edge(e)) {
