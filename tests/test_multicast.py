@@ -113,6 +113,27 @@ def test_meta_groups_report_their_overhead_beside_algorithm_2s():
         clos.run(Scenario(table))
 
 
+def test_vl2_meta_groups_at_the_tors_fit_and_every_extra_copy_is_discarded():
+    """The bundled `multicast-vl2-meta` (docs/multicast.md): 32 groups on the VL2 testbed,
+    meta-groups at the ToRs with C = 21. Algorithm 2 never uses more than C meta-groups, so every
+    ToR fits after aggregation though each held more than C entries before; every copy a ToR sends
+    to a server that did not join is discarded there (and nowhere else); members lose nothing
+    (at 20 Mb/s a publisher sends a datagram every 0.6 ms, far longer than any copy's latency, so
+    at most one per publisher is still on its way at the stop)."""
+    m = clos.run(Scenario.load("multicast-vl2-meta")).summary["multicast"]
+    a = m["aggregation"]
+    assert a["layer"] == "edge" and a["capacity"] == 21
+    assert a["entries_before"]["min"] > 21 and a["entries_after"]["max"] <= 21
+    assert a["copies"]["extra"] == a["copies"]["discarded"] == m["packets"]["discarded"] > 0
+    assert all(node.startswith("h") for node in a["copies"]["discarded_by_node"])
+    p = m["packets"]
+    assert p["sent"] + p["replicas"] == p["delivered"] + p["dropped"] + p["in_flight"]
+    assert p["dropped"] == 0
+    for g in m["groups"]:
+        for r in g["receivers"]:
+            assert r["received"] >= r["expected"] - 1, (g["name"], r)
+
+
 def test_the_k8_experiment_runs_at_its_small_size(tmp_path, capsys):
     """scripts/multicast_experiment.py --small, as docs/multicast.md documents it: a row per run;
     the groups alone lose nothing (no failure, no link over its rate: delivery ratio 1 exactly);

@@ -878,13 +878,7 @@ impl Scenario {
         };
         m.normalize()?;
         match self.topology.kind {
-            TopologyKind::FatTree => {}
-            TopologyKind::Vl2 => {
-                // VL2's trees (`multicast/vl2.rs`) have no meta-groups (docs/multicast.md says why).
-                if !m.aggregate.is_off() {
-                    return Err(bad("multicast.aggregate", "meta-groups are built for fat trees only: remove it or use topology.kind = \"fat_tree\""));
-                }
-            }
+            TopologyKind::FatTree | TopologyKind::Vl2 => {}
             TopologyKind::LeafSpine => {
                 return Err(bad(
                     "multicast",

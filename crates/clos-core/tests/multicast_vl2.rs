@@ -164,9 +164,160 @@ fn an_intermediate_link_failure_is_detoured_through_the_other_intermediate_then_
     assert_eq!(m.fabric.groups()[0].root, Some(clos_core::multicast::fabric::Root::Core(1)));
 }
 
+/// The 4-ToR fabric above with `groups` (name, members, sender), each sender sending
+/// `datagrams` datagrams at 1 Gb/s (no queueing that loses anything), `multicast` the table's
+/// other fields and `extra` top-level fields (each starting with a comma).
+fn aggregated(multicast: &str, groups: &[(&str, &str, u32)], datagrams: u64, extra: &str) -> (World, serde_json::Value) {
+    let defs: Vec<String> = groups.iter().map(|(n, m, _)| format!(r#"{{"name": "{n}", "members": {m}}}"#)).collect();
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(n, _, s)| format!(r#"{{"kind": "multicast", "group": "{n}", "hosts": [{s}], "bytes": {}, "rate": "1Gbps"}}"#, datagrams * 1460))
+        .collect();
+    let s = Scenario::from_json(&format!(
+        r#"{{"topology": {{"kind": "vl2", "tors": 4, "servers_per_tor": 2, "aggs": 3, "intermediates": 2,
+                "host_rate": "10Gbps", "fabric_rate": "10Gbps", "link_delay": "1us"}},
+            "multicast": {{{multicast}, "groups": [{}]}},
+            "workload": {{"kind": "services", "services": [{}]}}{extra}}}"#,
+        defs.join(", "),
+        parts.join(", ")
+    ))
+    .unwrap();
+    let mut w = World::new(&s).unwrap();
+    w.run();
+    w.check_conservation().unwrap();
+    let summary = w.multicast_summary().unwrap();
+    (w, summary)
+}
+
+/// (group, members' (expected, received)) for every group.
+fn receipts(s: &serde_json::Value) -> Vec<(u64, u64)> {
+    s["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["receivers"].as_array().unwrap().iter().map(|r| (r["expected"].as_u64().unwrap(), r["received"].as_u64().unwrap())))
+        .collect()
+}
+
+/// Five groups sent from tor3 (hosts 6, 7), all within tor0, tor1 and tor3, which agg0 alone
+/// reaches (tor0 on agg0, agg1; tor1 on agg2, agg0; tor3 on agg0, agg1): each group's greedy
+/// cover is agg0 (lowest index among the switches covering all its ToRs), so agg0 holds five
+/// entries; its ports are tor0, tor1, tor3 (0, 1, 2).
+const AGG0_GROUPS: [(&str, &str, u32); 5] = [("a", "[0]", 6), ("b", "[2]", 6), ("c", "[2, 7]", 6), ("d", "[1]", 7), ("e", "[1, 2, 7]", 6)];
+
+/// Aggregation-layer meta-groups on VL2, by hand. C = 4 = |P| + 1 (no meta-group beyond the
+/// reserved ones), Δ = 0. Algorithm 2 at agg0 over its downstream ports (ToRs with members):
+/// a {tor0} → m_0, b {tor1} → m_1, c {tor1, tor3} (two of three ports, no free meta-group) →
+/// m_3, the all-ports one, d {tor0} → m_0, e {tor0, tor1, tor3} → m_3: 5 entries become 3.
+/// agg0 sends each copy out of its meta-group's ports but the sender's ToR (tor3), so the only
+/// copy nobody asked for is c's to tor0 (no member of c), which tor0 discards: 50 extra against
+/// the wanted a 1, b 1, c 1 (tor1), d 1, e 2 (tor0, tor1) a datagram, 300: 1/6. Algorithm 2's
+/// prediction counts the port to tor3 too (c and e want it), (9 − 8) / 8 = 1/8: the shared tree
+/// never sends a copy back down to its sender's ToR. Every copy of the five groups through agg0
+/// is rewritten above it (250) and restored below it (a, b, d 50 each, c and e 100: 350).
+/// Every member still receives its 50 datagrams. tor3 (the senders' ToR) holds five entries of
+/// senders (and of members 7) and overflows C = 4, which is reported, not aggregated.
 #[test]
-fn what_vl2_multicast_does_not_build_is_an_error_naming_the_field() {
-    let err = |json: &str| Scenario::from_json(json).err().map(|e| e.to_string()).unwrap_or_default();
-    let e = err(&scenario("[1, 2, 4]", r#", "aggregate": "edge""#));
-    assert!(e.starts_with("multicast.aggregate: meta-groups are built for fat trees only"), "{e}");
+fn aggregation_layer_meta_groups_by_hand() {
+    let (w, s) = aggregated(r#""capacity": 4, "aggregate": "aggr""#, &AGG0_GROUPS, 50, "");
+    for g in 0..5 {
+        assert_eq!(
+            s["groups"][g]["aggs"],
+            serde_json::json!({"agg0": if g == 0 || g == 3 { vec!["tor0", "tor3"] } else if g == 4 { vec!["tor0", "tor1", "tor3"] } else { vec!["tor1", "tor3"] }}),
+            "group {g}"
+        );
+    }
+    let a = &s["aggregation"];
+    assert_eq!(a["layer"], "aggr");
+    let sw = a["switches"].as_array().unwrap();
+    assert_eq!(sw.len(), 1);
+    assert_eq!((sw[0]["switch"].as_str(), sw[0]["entries_before"].as_u64(), sw[0]["entries_after"].as_u64()), (Some("agg0"), Some(5), Some(3)));
+    assert_eq!(
+        sw[0]["meta_groups"],
+        serde_json::json!([{"meta": 0, "ports": 1, "groups": ["a", "d"]}, {"meta": 1, "ports": 2, "groups": ["b"]}, {"meta": 3, "ports": 7, "groups": ["c", "e"]}])
+    );
+    assert_eq!((a["copies"]["needed"].as_u64(), a["copies"]["extra"].as_u64()), (Some(300), Some(50)));
+    assert_eq!(a["copies"]["overhead"].as_f64(), Some(50.0 / 300.0));
+    assert_eq!(a["predicted_overhead"].as_f64(), Some(1.0 / 8.0));
+    assert_eq!(a["copies"]["discarded_by_node"], serde_json::json!({"tor0": 50}));
+    assert_eq!((a["rewritten"].as_u64(), a["restored"].as_u64()), (Some(250), Some(350)));
+    assert_eq!(a["recomputed"], serde_json::json!({"runs": 0, "switches_changed": []}));
+    assert_eq!(s["packets"]["discarded"], 50);
+    assert_eq!(s["tables"]["edge"]["max"], 5);
+    assert!(receipts(&s).iter().all(|&(e, r)| e == 50 && r == 50), "{:?}", receipts(&s));
+    let m = w.mcast.as_ref().unwrap();
+    assert_eq!((m.counters.dropped, m.in_flight()), (0, 0));
+}
+
+/// Edge meta-groups on VL2 (the ToR's ports are its servers, which restore the address and
+/// discard what they did not join), by hand: C = 3, Δ = 1, four groups on tor0 (hosts 0, 1)
+/// sent from host 6 (tor3), their other member host 2 (tor1): a {0, 2}, b {1, 2}, c {0, 1},
+/// d {0, 2}. tor0 holds 4 > 3 entries, each group on at least |P| − Δ = 1 of its 2 ports, so
+/// all four share m_2 (1 entry): every datagram of a and d also reaches host 1, every one of b
+/// host 0, 150 extra copies against the wanted tor0 5 and tor1 3 a round, 400: 0.375, and
+/// Algorithm 2 predicts the same, (8 + 3 − 8) / 8 (tor0 carries 4 λ on each port against
+/// 5 λ wanted; tor1 is not aggregated). The switch above tor0 that rewrites is agg0, the one
+/// each group's cover took.
+#[test]
+fn edge_meta_groups_at_the_tors_by_hand() {
+    let groups = [("a", "[0, 2]", 6), ("b", "[1, 2]", 6), ("c", "[0, 1]", 6), ("d", "[0, 2]", 6)];
+    let (w, s) = aggregated(r#""capacity": 3, "aggregate": "edge", "delta_ports": 1"#, &groups, 50, "");
+    let a = &s["aggregation"];
+    let sw = a["switches"].as_array().unwrap();
+    assert_eq!(sw.len(), 1, "{sw:?}");
+    assert_eq!((sw[0]["switch"].as_str(), sw[0]["entries_before"].as_u64(), sw[0]["entries_after"].as_u64()), (Some("tor0"), Some(4), Some(1)));
+    assert_eq!(sw[0]["meta_groups"], serde_json::json!([{"meta": 2, "ports": 3, "groups": ["a", "b", "c", "d"]}]));
+    assert_eq!((a["copies"]["needed"].as_u64(), a["copies"]["extra"].as_u64()), (Some(400), Some(150)));
+    assert_eq!((a["copies"]["overhead"].as_f64(), a["predicted_overhead"].as_f64()), (Some(0.375), Some(0.375)));
+    assert_eq!(a["copies"]["discarded_by_node"], serde_json::json!({"h0": 50, "h1": 100}));
+    assert!(receipts(&s).iter().all(|&(e, r)| e == 50 && r == 50), "{:?}", receipts(&s));
+    let m = w.mcast.as_ref().unwrap();
+    assert_eq!((m.counters.sent, m.counters.delivered, m.counters.discarded, m.counters.dropped), (200, 550, 150, 0));
+}
+
+/// §3.2.2's tracking: the aggregation-layer case above, with agg0 - tor1 failing at 0.5 ms and
+/// the rebuild at 1.5 ms (the senders send through the 3 ms run). The rebuilt covers of
+/// b, c and e (the groups with tor1) take agg0 for tor3 (and tor0) and agg2 for tor1, through
+/// their partition's intermediate; a and d stay. Algorithm 2 again at agg0: a {tor0} → m_0,
+/// b (senders only there now, no ports), c {tor3} → m_2, d {tor0} → m_0, e {tor0, tor3} → m_3:
+/// 5 entries, 3 after; agg2 holds b, c, e (3 ≤ C) unaggregated. So agg0's meta-groups change,
+/// and the summary names it. Before the failure and after the rebuild, members get every
+/// datagram but those on their way as the link failed and at 3 ms; during the detour period
+/// agg0's copies for tor1 detour (3 hops) and arrive.
+#[test]
+fn a_rebuild_that_moves_groups_recomputes_the_meta_groups() {
+    let extra = r#", "stop": "3ms", "failures": [{"at": "500us", "action": "down", "link": ["agg0", "tor1"]}],
+                   "convergence": {"detection": "500us", "install": "500us"}"#;
+    let (w, s) = aggregated(r#""capacity": 4, "aggregate": "aggr""#, &AGG0_GROUPS, 10_000, extra);
+    let a = &s["aggregation"];
+    assert_eq!(a["recomputed"], serde_json::json!({"runs": 1, "switches_changed": ["agg0"]}));
+    assert_eq!(s["groups"][2]["aggs"], serde_json::json!({"agg0": ["tor3"], "agg2": ["tor1"]}));
+    let sw = a["switches"].as_array().unwrap();
+    assert_eq!(sw.len(), 1);
+    assert_eq!(
+        sw[0]["meta_groups"],
+        serde_json::json!([{"meta": 0, "ports": 1, "groups": ["a", "d"]}, {"meta": 2, "ports": 4, "groups": ["c"]}, {"meta": 3, "ports": 7, "groups": ["e"]}])
+    );
+    assert_eq!((sw[0]["entries_before"].as_u64(), sw[0]["entries_after"].as_u64()), (Some(5), Some(3)));
+    let m = w.mcast.as_ref().unwrap();
+    assert_eq!((m.counters.rebuilds, m.counters.moved, m.counters.unrepaired), (1, 3, 0));
+    assert!(m.counters.detours > 0 && m.counters.detour_hops.iter().enumerate().all(|(h, &n)| n == 0 || h == 3), "{:?}", m.counters.detour_hops);
+    for (g, d) in m.delivery.groups.iter().enumerate() {
+        for r in &d.receivers {
+            for period in [0, 1, 2] {
+                let expected = d.expected(r.host, Some(period));
+                assert!(r.received[period] + 2 >= expected, "group {g} host {} period {period}: {} of {expected}", r.host, r.received[period]);
+            }
+        }
+    }
+}
+
+/// Meta-groups need room for Algorithm 2's |P| + 1 reserved meta-groups at every switch of the
+/// layer (a rebuild may move groups onto any of them): on VL2 with 2 servers per ToR, C = 2 is
+/// an error naming the field.
+#[test]
+fn a_capacity_below_the_reserved_meta_groups_is_an_error_naming_it() {
+    let s = Scenario::from_json(&scenario("[1, 2, 4]", r#", "capacity": 2, "aggregate": "edge""#)).unwrap();
+    let e = World::new(&s).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.starts_with("multicast.capacity: capacity 2 is below the |P| + 1 = 3"), "{e}");
 }

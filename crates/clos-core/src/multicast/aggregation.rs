@@ -23,28 +23,50 @@
 //! `evaluation.rs` computes it.
 //!
 //! Groups are aggregated in their order in the scenario (the paper's "for g ∈ G"), with their
-//! rates λ_g (the sum of their senders' rates). A switch's table holds the entries `tree.rs`
+//! rates λ_g (the sum of their senders' rates). A switch's table holds the entries its fabric
 //! counts (members' and senders'); Algorithm 2 takes a group's downstream ports there, its member
 //! hosts or edge switches with members (an entry of senders only sends nothing down and is left
 //! out, so it neither needs a meta-group nor counts after aggregation).
+//!
+//! **Either fabric** ([`LayerSource`]). The fabric says how many switches a layer has, each
+//! one's ports, each group's entries there and which receivers want a copy. On a fat tree
+//! (`fabric.rs`) the entries are `tree.rs`'s, every partition holder keeping one; on VL2
+//! (`vl2.rs`) edge aggregation is at the ToRs (ports: the servers; the switch above is whichever
+//! aggregation switch the group's cover took) and aggregation-layer aggregation at the
+//! aggregation switches the groups' covers took (ports: the ToRs below; the intermediates and
+//! the senders' ToRs rewrite). A VL2 ToR that receives a meta-group's copy of a group it has
+//! members of, from an aggregation switch that does not serve it for that group, discards it
+//! (its entry's upstream is the serving switch, as a multicast router's incoming-interface
+//! check would have it): it gets the group's copy from its own switch.
+//!
+//! **Tracking** (§3.2.2). A VL2 rebuild that recomputes a group's cover can move the group
+//! between aggregation switches; [`Aggregated::recompute`] then runs Algorithm 2 again over the
+//! switches' current groups, and the summary's `recomputed` names the switches whose
+//! meta-groups changed. A fat tree's holders do not move (a rebuild changes a group's root,
+//! not which switches keep its entry), so its aggregation is computed once.
 
-use super::fat_tree::FatTree;
 use super::meta_group::{aggregate, Aggregation, AggregationParams, LocalGroup};
-use super::partition::Partitioning;
 use super::table::layer_stats;
-use super::tree::{GroupTree, Layer};
-use crate::error::Result;
+use super::tree::Layer;
+use crate::error::{bad, Result};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// What aggregation needs of a group: its partition, the hosts of its tree (members and
-/// senders), its members (ascending) and its rate.
-#[derive(Clone, Debug)]
-pub struct GroupInput {
-    pub partition: u32,
-    pub hosts: Vec<u32>,
-    pub members: Vec<u32>,
-    pub rate: f64,
+/// One layer of a fabric's switches as aggregation sees it; both fabrics provide it (a fat
+/// tree, `fabric.rs`; VL2, `vl2.rs`), so Algorithm 2 runs on either without knowing its indices.
+pub trait LayerSource {
+    /// The switches of `layer`.
+    fn layer_switches(&self, layer: Layer) -> u32;
+    /// |P| of a switch of `layer`: its downstream ports (an edge switch's or ToR's hosts; a fat
+    /// tree's aggregation switch's pod edge switches; a VL2 aggregation switch's ToRs).
+    fn layer_ports(&self, layer: Layer, switch: u32) -> u32;
+    /// Group `g`'s entries at `layer` on its current tree: (switch, the downstream ports with
+    /// members, a bit per port); ports 0 for an entry that only carries its senders' traffic.
+    fn layer_entries(&self, layer: Layer, g: usize) -> Vec<(u32, u64)>;
+    /// Whether `d` wants group `g`'s copy from switch `from` of `layer` (`None`: the copy came
+    /// by a detour tagged with `d`): a member host, or an edge switch the group's tree serves
+    /// from that switch.
+    fn wanted(&self, layer: Layer, from: Option<u32>, g: usize, d: Dest) -> bool;
 }
 
 /// One aggregated switch: its groups (ascending) and their meta-groups.
@@ -68,17 +90,24 @@ pub enum Dest {
 pub struct Aggregated {
     pub layer: Layer,
     pub capacity: u32,
+    delta_ports: u32,
+    /// λ_g per group, for recomputations.
+    rates: Vec<f64>,
     /// Per switch of the layer (global index): its meta-groups, if its table was over C.
     pub switches: Vec<Option<Box<SwitchMetas>>>,
     /// Entries per switch of the layer before and after.
     pub before: Vec<u32>,
     pub after: Vec<u32>,
-    /// Per group: member edge switches, ascending.
-    member_edges: Vec<Vec<u32>>,
-    members: Vec<Vec<u32>>,
     /// Algorithm 2's traffic, over every downlink of the layer with wanted traffic: (carried,
     /// wanted), rates.
     predicted: (f64, f64),
+    /// Whether the fabric's trees can move groups between switches of the layer (VL2's
+    /// rebuilt covers), so that the meta-groups are recomputed ([`Aggregated::recompute`]) and
+    /// the summary reports it.
+    pub tracks: bool,
+    /// Recomputations run, and the switches whose meta-groups any of them changed.
+    pub recomputations: u32,
+    pub changed: BTreeSet<u32>,
     /// Copies switches of the layer sent down, wanted and not, per switch.
     pub needed_sent: Vec<u64>,
     pub extra_sent: Vec<u64>,
@@ -106,86 +135,128 @@ impl Ord for Dest {
     }
 }
 
-impl Aggregated {
-    /// Algorithm 2 at every switch of `layer` (edge or aggregation) whose entries exceed
-    /// `capacity`, with Δ = `delta_ports` and δ = 0 (the evaluation's default, `meta_group.rs`).
-    pub fn build(tree: &FatTree, part: &Partitioning, groups: &[GroupInput], layer: Layer, capacity: u32, delta_ports: u32) -> Result<Aggregated> {
-        let switches = match layer {
-            Layer::Edge => tree.edges(),
-            Layer::Aggr => tree.aggrs(),
-            Layer::Core => tree.cores(),
-        } as usize;
-        let mut local: Vec<(Vec<u32>, Vec<LocalGroup>)> = vec![(Vec::new(), Vec::new()); switches];
-        let mut before = vec![0u32; switches];
-        for (g, gi) in groups.iter().enumerate() {
-            let gt = GroupTree::build(tree, gi.partition, &gi.hosts);
-            for e in gt.entries(tree, part).filter(|e| e.layer == layer) {
-                before[e.switch as usize] += 1;
-                // Its downstream ports: member hosts, or edge switches with members (an entry
-                // for senders only forwards nothing down and needs no meta-group).
-                let ports = gi.members.iter().fold(0u64, |m, &h| {
-                    let e_h = tree.edge_of_host(h);
-                    match layer {
-                        Layer::Edge if e_h == e.switch => m | 1 << tree.host_port(h),
-                        Layer::Aggr if tree.pod_of_edge(e_h) == e.switch / tree.half() => m | 1 << tree.edge_in_pod(e_h),
-                        _ => m,
-                    }
-                });
-                if ports != 0 {
-                    let (ids, lg) = &mut local[e.switch as usize];
-                    ids.push(g as u32);
-                    lg.push(LocalGroup { ports, rate: gi.rate });
-                }
+/// Algorithm 2 at every switch of `layer` whose entries exceed `capacity`: the switches' meta-
+/// groups, entries before and after, and the predicted (carried, wanted) traffic.
+type Computed = (Vec<Option<Box<SwitchMetas>>>, Vec<u32>, Vec<u32>, (f64, f64));
+
+fn compute(src: &dyn LayerSource, rates: &[f64], layer: Layer, capacity: u32, delta_ports: u32) -> Result<Computed> {
+    let switches = src.layer_switches(layer) as usize;
+    let mut local: Vec<(Vec<u32>, Vec<LocalGroup>)> = vec![(Vec::new(), Vec::new()); switches];
+    let mut before = vec![0u32; switches];
+    for (g, &rate) in rates.iter().enumerate() {
+        for (s, ports) in src.layer_entries(layer, g) {
+            before[s as usize] += 1;
+            // An entry for senders only forwards nothing down and needs no meta-group.
+            if ports != 0 {
+                let (ids, lg) = &mut local[s as usize];
+                ids.push(g as u32);
+                lg.push(LocalGroup { ports, rate });
             }
         }
-        let params = AggregationParams { capacity, delta_ports, delta_cost: 0.0 };
-        let nports = tree.half();
+    }
+    let params = AggregationParams { capacity, delta_ports, delta_cost: 0.0 };
+    let (mut carried, mut wanted) = (0.0, 0.0);
+    let mut out = Vec::with_capacity(switches);
+    let mut after = Vec::with_capacity(switches);
+    for (i, (ids, lg)) in local.into_iter().enumerate() {
+        if before[i] <= capacity || lg.is_empty() {
+            after.push(before[i]);
+            for g in &lg {
+                let r = g.rate * g.ports.count_ones() as f64;
+                carried += r;
+                wanted += r;
+            }
+            out.push(None);
+            continue;
+        }
+        let nports = src.layer_ports(layer, i as u32);
         let mu = vec![0.0; nports as usize];
-        let (mut carried, mut wanted) = (0.0, 0.0);
-        let mut out = Vec::with_capacity(switches);
-        let mut after = Vec::with_capacity(switches);
-        for (i, (ids, lg)) in local.into_iter().enumerate() {
-            if before[i] <= capacity || lg.is_empty() {
-                after.push(before[i]);
-                for g in &lg {
-                    let r = g.rate * g.ports.count_ones() as f64;
-                    carried += r;
-                    wanted += r;
-                }
-                out.push(None);
-                continue;
-            }
-            let result = aggregate(nports, &lg, &mu, params, "multicast.capacity")?;
-            carried += result.carried.iter().sum::<f64>();
-            wanted += result.needed.iter().sum::<f64>();
-            after.push(result.entries());
-            let ports = lg.iter().map(|g| g.ports).collect();
-            out.push(Some(Box::new(SwitchMetas { groups: ids, ports, result })));
+        let result = aggregate(nports, &lg, &mu, params, "multicast.capacity")?;
+        carried += result.carried.iter().sum::<f64>();
+        wanted += result.needed.iter().sum::<f64>();
+        after.push(result.entries());
+        let ports = lg.iter().map(|g| g.ports).collect();
+        out.push(Some(Box::new(SwitchMetas { groups: ids, ports, result })));
+    }
+    Ok((out, before, after, (carried, wanted)))
+}
+
+/// Whether two outcomes at a switch forward alike: the same groups, each in a meta-group of
+/// the same ports.
+fn same_metas(a: Option<&SwitchMetas>, b: Option<&SwitchMetas>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            let ports = |s: &SwitchMetas| s.result.meta_of.iter().map(|&m| s.result.metas[m as usize].ports).collect::<Vec<u64>>();
+            a.groups == b.groups && a.result.meta_of == b.result.meta_of && ports(a) == ports(b)
         }
-        let members: Vec<Vec<u32>> = groups.iter().map(|g| g.members.clone()).collect();
-        let member_edges = members
-            .iter()
-            .map(|m| {
-                let mut e: Vec<u32> = m.iter().map(|&h| tree.edge_of_host(h)).collect();
-                e.dedup();
-                e
-            })
-            .collect();
+        _ => false,
+    }
+}
+
+impl Aggregated {
+    /// Algorithm 2 at every switch of `layer` (edge or aggregation) of `src` whose entries
+    /// exceed `capacity`, with Δ = `delta_ports` and δ = 0 (the evaluation's default,
+    /// `meta_group.rs`); `rates[g]`: group g's λ_g. `tracks`: the trees may move groups between
+    /// the layer's switches later, so every switch's |P| must leave room for Algorithm 2's
+    /// reserved meta-groups now (a recomputation cannot fail mid-run).
+    pub fn build(src: &dyn LayerSource, rates: &[f64], layer: Layer, capacity: u32, delta_ports: u32, tracks: bool) -> Result<Aggregated> {
+        let switches = src.layer_switches(layer);
+        if tracks {
+            let ports = (0..switches).map(|s| src.layer_ports(layer, s)).max().unwrap_or(0);
+            if ports > 64 {
+                return Err(bad(
+                    "multicast.aggregate",
+                    format!("meta-groups keep port sets in 64 bits, and a switch of the layer has {ports} ports: aggregate at another layer"),
+                ));
+            }
+            if capacity < ports + 1 {
+                return Err(bad(
+                    "multicast.capacity",
+                    format!("capacity {capacity} is below the |P| + 1 = {} meta-groups Algorithm 2 reserves at a switch of the aggregated layer: use a capacity of at least {}", ports + 1, ports + 1),
+                ));
+            }
+        }
+        let (out, before, after, predicted) = compute(src, rates, layer, capacity, delta_ports)?;
+        let n = switches as usize;
         Ok(Aggregated {
             layer,
             capacity,
+            delta_ports,
+            rates: rates.to_vec(),
             switches: out,
             before,
             after,
-            member_edges,
-            members,
-            predicted: (carried, wanted),
-            needed_sent: vec![0; switches],
-            extra_sent: vec![0; switches],
+            predicted,
+            tracks,
+            recomputations: 0,
+            changed: BTreeSet::new(),
+            needed_sent: vec![0; n],
+            extra_sent: vec![0; n],
             discarded: BTreeMap::new(),
             rewritten: 0,
             restored: 0,
         })
+    }
+
+    /// §3.2.2's tracking after the trees changed (a rebuild moved groups between switches of
+    /// the layer): Algorithm 2 again over every switch's current groups. A switch whose groups
+    /// did not change gets the same meta-groups (Algorithm 2 is deterministic); the switches
+    /// whose meta-groups changed are recorded. The copies counted so far are kept; the
+    /// predicted overhead is the new trees'.
+    pub fn recompute(&mut self, src: &dyn LayerSource) -> Result<()> {
+        let (out, before, after, predicted) = compute(src, &self.rates, self.layer, self.capacity, self.delta_ports)?;
+        for (i, (new, old)) in out.iter().zip(&self.switches).enumerate() {
+            if !same_metas(new.as_deref(), old.as_deref()) {
+                self.changed.insert(i as u32);
+            }
+        }
+        self.switches = out;
+        self.before = before;
+        self.after = after;
+        self.predicted = predicted;
+        self.recomputations += 1;
+        Ok(())
     }
 
     /// The switch above rewrites group `g`'s address for switch `switch` of the layer: its
@@ -209,14 +280,6 @@ impl Aggregated {
         self.local_address(switch, g).map(|m| self.meta_ports(switch, m))
     }
 
-    /// Whether `d` wants group `g`'s copies: a member host, or an edge switch with members.
-    pub fn wants(&self, g: usize, d: Dest) -> bool {
-        match d {
-            Dest::Host(h) => self.members[g].binary_search(&h).is_ok(),
-            Dest::Edge(e) => self.member_edges[g].binary_search(&e).is_ok(),
-        }
-    }
-
     /// A copy of group `g` reached switch `switch` of the layer: rewritten above it if the
     /// switch aggregates the group.
     pub fn arrived(&mut self, switch: u32, g: usize) {
@@ -225,9 +288,10 @@ impl Aggregated {
         }
     }
 
-    /// Switch `switch` of the layer sent a copy of group `g` down to `d`.
-    pub fn sent(&mut self, switch: u32, g: usize, d: Dest) {
-        if self.wants(g, d) {
+    /// Switch `switch` of the layer sent a copy of group `g` down, which its receiver wants
+    /// or not ([`LayerSource::wanted`]).
+    pub fn sent(&mut self, switch: u32, g: usize, wanted: bool) {
+        if wanted {
             self.needed_sent[switch as usize] += 1;
         } else {
             self.extra_sent[switch as usize] += 1;
@@ -277,7 +341,7 @@ impl Aggregated {
         let per = |v: &[u64]| -> serde_json::Map<String, Value> {
             v.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (switch(i as u32), json!(n))).collect()
         };
-        json!({
+        let mut out = json!({
             "layer": match self.layer { Layer::Edge => "edge", Layer::Aggr => "aggr", Layer::Core => "core" },
             "capacity": self.capacity,
             "entries_before": layer_stats(&self.before, self.capacity),
@@ -294,7 +358,15 @@ impl Aggregated {
             },
             "rewritten": self.rewritten,
             "restored": self.restored,
-        })
+        });
+        if self.tracks {
+            // §3.2.2's tracking: the meta-groups recomputed at each rebuild of the trees.
+            out["recomputed"] = json!({
+                "runs": self.recomputations,
+                "switches_changed": self.changed.iter().map(|&i| switch(i)).collect::<Vec<_>>(),
+            });
+        }
+        out
     }
 }
 

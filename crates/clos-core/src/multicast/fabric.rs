@@ -41,7 +41,7 @@
 //! The wiring (standard or AB, `topology.wiring`) is read off the built fabric; every index
 //! here goes through [`FatTree::core_above`] and [`FatTree::aggr_below`], which know both.
 
-use super::aggregation::Aggregated;
+use super::aggregation::{Aggregated, Dest, LayerSource};
 use super::fat_tree::{FatTree, Wiring};
 use super::partition::Partitioning;
 use super::set_cover::Cover;
@@ -209,6 +209,53 @@ pub struct McFabric {
     /// Shortest-path hop counts to a detour's target over the links up, per target and
     /// whether the target is its whole pod (cleared when a link changes).
     routes: HashMap<(u32, bool), Vec<u32>>,
+}
+
+/// The layers of a fat tree as meta-groups see them (`aggregation.rs`): entries are
+/// `tree.rs`'s, every partition holder keeping one; an edge switch's ports are its hosts, an
+/// aggregation switch's its pod's edge switches.
+impl LayerSource for McFabric {
+    fn layer_switches(&self, layer: Layer) -> u32 {
+        match layer {
+            Layer::Edge => self.tree.edges(),
+            Layer::Aggr => self.tree.aggrs(),
+            Layer::Core => self.tree.cores(),
+        }
+    }
+
+    fn layer_ports(&self, _: Layer, _: u32) -> u32 {
+        self.tree.half()
+    }
+
+    fn layer_entries(&self, layer: Layer, g: usize) -> Vec<(u32, u64)> {
+        let (tree, grp) = (&self.tree, &self.groups[g]);
+        let gt = GroupTree::build(tree, grp.partition, &grp.hosts());
+        gt.entries(tree, &self.part)
+            .filter(|e| e.layer == layer)
+            .map(|e| {
+                // Its downstream ports: member hosts, or edge switches with members.
+                let ports = grp.members.iter().fold(0u64, |m, &h| {
+                    let e_h = tree.edge_of_host(h);
+                    match layer {
+                        Layer::Edge if e_h == e.switch => m | 1 << tree.host_port(h),
+                        Layer::Aggr if tree.pod_of_edge(e_h) == e.switch / tree.half() => m | 1 << tree.edge_in_pod(e_h),
+                        _ => m,
+                    }
+                });
+                (e.switch, ports)
+            })
+            .collect()
+    }
+
+    /// A member host, or an edge switch with members (whichever holder of its pod sent it:
+    /// a pod's edge switches get each copy from one of them).
+    fn wanted(&self, _: Layer, _: Option<u32>, g: usize, d: Dest) -> bool {
+        let grp = &self.groups[g];
+        match d {
+            Dest::Host(h) => grp.members.binary_search(&h).is_ok(),
+            Dest::Edge(e) => grp.edge_members.binary_search_by_key(&e, |&(x, _)| x).is_ok(),
+        }
+    }
 }
 
 /// The port of `from` whose link reaches `to`, if exactly one does.

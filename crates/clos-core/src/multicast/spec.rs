@@ -42,11 +42,11 @@ pub enum Aggregate {
     /// No aggregation: groups over capacity are reported and still forwarded (the default).
     #[default]
     Off,
-    /// At edge switches: ports are hosts; hosts discard the other groups' copies (the paper's
-    /// soft switches).
+    /// At edge switches (VL2: ToRs): ports are hosts; hosts discard the other groups' copies
+    /// (the paper's soft switches).
     Edge,
-    /// At aggregation switches: ports are the pod's edge switches, which discard the other
-    /// groups' copies.
+    /// At aggregation switches: ports are the pod's edge switches (VL2: the ToRs below it),
+    /// which discard the other groups' copies.
     Aggr,
 }
 

@@ -1,11 +1,12 @@
 //! A run's multicast trees on whichever fabric it runs (Li & Freedman §2.3, §3.1): a fat tree,
 //! standard or AB (`fabric.rs`, with failover and meta-groups), or VL2 (`vl2.rs`, with failover
-//! in `vl2_failover.rs`). The
+//! in `vl2_failover.rs` and meta-groups). The
 //! simulator's side (`sim/multicast.rs`) replicates, detours and reports through this one type.
 
-use super::aggregation::Aggregated;
+use super::aggregation::{Aggregated, Dest, LayerSource};
 use super::fabric::{Datagram, Group, McFabric, Mode, Out, Switch};
 use super::spec::{MulticastSpec, Spread};
+use super::tree::Layer;
 use super::vl2::Vl2Fabric;
 use crate::error::Result;
 use crate::topology::Topology;
@@ -48,15 +49,36 @@ impl McTrees {
         }
     }
 
-    /// Meta-groups, if on (fat trees only).
+    /// Meta-groups, if on.
     pub fn aggregation(&self) -> Option<&Aggregated> {
-        self.fat_tree().and_then(|f| f.aggregation.as_ref())
+        match self {
+            McTrees::FatTree(f) => f.aggregation.as_ref(),
+            McTrees::Vl2(v) => v.aggregation.as_ref(),
+        }
     }
 
     pub fn aggregation_mut(&mut self) -> Option<&mut Aggregated> {
         match self {
             McTrees::FatTree(f) => f.aggregation.as_mut(),
-            McTrees::Vl2(_) => None,
+            McTrees::Vl2(v) => v.aggregation.as_mut(),
+        }
+    }
+
+    /// Meta-groups at `layer` with λ_g = `rates[g]` (`aggregation.rs`): once on a fat tree, and
+    /// on VL2 tracked through rebuilds.
+    pub fn aggregate(&mut self, rates: &[f64], layer: Layer, capacity: u32, delta_ports: u32) -> Result<()> {
+        match self {
+            McTrees::FatTree(f) => f.aggregation = Some(Aggregated::build(&**f, rates, layer, capacity, delta_ports, false)?),
+            McTrees::Vl2(v) => v.aggregation = Some(Aggregated::build(&**v, rates, layer, capacity, delta_ports, true)?),
+        }
+        Ok(())
+    }
+
+    /// Whether `d` wants group `g`'s copy from switch `from` of `layer` ([`LayerSource::wanted`]).
+    pub fn wanted(&self, layer: Layer, from: Option<u32>, g: usize, d: Dest) -> bool {
+        match self {
+            McTrees::FatTree(f) => f.wanted(layer, from, g, d),
+            McTrees::Vl2(v) => v.wanted(layer, from, g, d),
         }
     }
 

@@ -37,9 +37,16 @@
 //!
 //! Failures (`vl2_failover.rs`): a copy whose next hop is across a failed link detours,
 //! tagged with the switch beyond it, and the controller rebuilds the cover without the link.
-//! Meta-groups are not built on VL2 (`scenario.rs` refuses them with multicast; why:
-//! docs/multicast.md).
+//!
+//! **Meta-groups** (§3.2; `aggregation.rs`, through [`LayerSource`]): at the ToRs (ports: the
+//! servers, which restore the address and discard what they did not join) or at the aggregation
+//! switches (a switch holds the groups whose cover took it; ports: the ToRs below it). An
+//! aggregated switch sends a group's copy out of its meta-group's ports but the sender's (as
+//! the tree does); a meta-group's copy whose port is down is detoured only to a ToR the group's
+//! own entry there sends to (any other would discard it). A rebuild that moves groups between
+//! aggregation switches recomputes the meta-groups (`vl2_failover.rs`).
 
+use super::aggregation::{Aggregated, Dest, LayerSource};
 use super::fabric::{port_to, table_summary, Datagram, Group, McFabric, Mode, Out, Root, Switch};
 use super::set_cover::greedy;
 use super::spec::{MulticastSpec, Spread};
@@ -107,8 +114,15 @@ pub struct Vl2Fabric {
     pub(super) agg_up: Vec<u32>,
     pub(super) int_down: Vec<u32>,
     host_down: Vec<u32>,
-    /// The ToR (index) of each host.
+    /// The ToR (index) of each host, each ToR's first host and host count (a ToR's hosts are
+    /// numbered consecutively; a host's port there is its place among them).
     tor_of: Vec<u32>,
+    first_host: Vec<u32>,
+    hosts_of: Vec<u32>,
+    /// Each aggregation switch's ToRs, ascending (a ToR's port there is its place among them).
+    agg_tors: Vec<Vec<u32>>,
+    /// Meta-groups at one layer (`aggregation.rs`), if on.
+    pub aggregation: Option<Aggregated>,
     /// A detour's hop counts to each target switch over the links up (`vl2_failover.rs`),
     /// cleared when a link changes.
     pub(super) routes: HashMap<u32, Vec<u32>>,
@@ -217,6 +231,7 @@ impl Vl2Fabric {
             groups.push(grp);
             trees.push(tree);
         }
+        let agg_tors = (0..aggs).map(|a| (0..tors).filter(|&t| agg_down[(a * tors + t) as usize] != u32::MAX).collect()).collect();
         Ok(Vl2Fabric {
             spread: spec.spread,
             groups,
@@ -234,6 +249,10 @@ impl Vl2Fabric {
             int_down,
             host_down: topo.host_down_port.clone(),
             tor_of: (0..nh).map(tor_of).collect(),
+            first_host,
+            hosts_of: count,
+            agg_tors,
+            aggregation: None,
             routes: HashMap::new(),
         })
     }
@@ -271,7 +290,13 @@ impl Vl2Fabric {
         let port_or_detour = |p: u32, beyond: Switch, resume: Mode| if up(p) { Out::Port(p) } else { Out::Detour { target: self.node(beyond), resume } };
         match self.switch(node) {
             Switch::Edge(t) => {
-                if let Some((_, hosts)) = grp.edge_members.iter().find(|(x, _)| *x == t) {
+                if let Some(mask) = self.aggregated(Layer::Edge, t, g) {
+                    // The meta-group's entry: every server port of it but the sender's.
+                    let first = self.first_host[t as usize];
+                    for h in (0..64).filter(|i| mask >> i & 1 == 1).map(|i| first + i).filter(|&h| h != src) {
+                        out.push(Out::Port(self.host_down[h as usize]));
+                    }
+                } else if let Some((_, hosts)) = grp.edge_members.iter().find(|(x, _)| *x == t) {
                     for &h in hosts.iter().filter(|&&h| h != src) {
                         out.push(Out::Port(self.host_down[h as usize]));
                     }
@@ -281,7 +306,19 @@ impl Vl2Fabric {
                 }
             }
             Switch::Aggr(a) => {
-                if let Some((_, tors)) = tree.serving.iter().find(|(x, _)| *x == a) {
+                if let Some(mask) = self.aggregated(Layer::Aggr, a, g) {
+                    // The meta-group's entry, but the sender's ToR; a copy whose port is down
+                    // detours only to a ToR this switch serves the group's members on.
+                    let tors = &self.agg_tors[a as usize];
+                    for t in (0..tors.len()).filter(|&i| mask >> i & 1 == 1).map(|i| tors[i]).filter(|&t| t != src_tor) {
+                        let p = self.agg_down[(a * self.tors + t) as usize];
+                        if up(p) {
+                            out.push(Out::Port(p));
+                        } else if self.wanted(Layer::Aggr, Some(a), g, Dest::Edge(t)) {
+                            out.push(Out::Detour { target: self.node(Switch::Edge(t)), resume: Mode::Down });
+                        }
+                    }
+                } else if let Some((_, tors)) = tree.serving.iter().find(|(x, _)| *x == a) {
                     for &t in tors.iter().filter(|&&t| t != src_tor && grp.edge_members.iter().any(|&(e, _)| e == t)) {
                         out.push(port_or_detour(self.agg_down[(a * self.tors + t) as usize], Switch::Edge(t), Mode::Down));
                     }
@@ -306,10 +343,72 @@ impl Vl2Fabric {
         }
     }
 
+    /// The ports aggregated switch `switch` of `layer` sends group `g` out of: its meta-group's
+    /// entry (`aggregation.rs`), or `None` where the group keeps its own entry.
+    fn aggregated(&self, layer: Layer, switch: u32, g: usize) -> Option<u64> {
+        self.aggregation.as_ref().and_then(|a| a.forwarding(layer, switch, g))
+    }
+
     /// The per-switch tables (intermediates as `core`, ToRs as `edge`), with the groups that
     /// overflowed.
     pub fn table_summary(&self) -> Value {
         table_summary(&self.tables, &self.groups)
+    }
+}
+
+/// VL2's layers as meta-groups see them (`aggregation.rs`): a ToR's ports are its servers, an
+/// aggregation switch's the ToRs below it; a group's entries are those of its current tree
+/// (every ToR of it; every aggregation switch its cover took, when it has two ToRs or more).
+impl LayerSource for Vl2Fabric {
+    fn layer_switches(&self, layer: Layer) -> u32 {
+        match layer {
+            Layer::Edge => self.tors,
+            Layer::Aggr => self.aggs,
+            Layer::Core => self.ints,
+        }
+    }
+
+    fn layer_ports(&self, layer: Layer, switch: u32) -> u32 {
+        match layer {
+            Layer::Edge => self.hosts_of[switch as usize],
+            Layer::Aggr => self.agg_tors[switch as usize].len() as u32,
+            Layer::Core => self.aggs,
+        }
+    }
+
+    fn layer_entries(&self, layer: Layer, g: usize) -> Vec<(u32, u64)> {
+        let grp = &self.groups[g];
+        let member_tor = |t: u32| grp.edge_members.iter().find(|(e, _)| *e == t).map(|(_, hosts)| hosts);
+        match layer {
+            Layer::Edge => grp
+                .tree_edges()
+                .iter()
+                .map(|&t| (t, member_tor(t).map_or(0, |hosts| hosts.iter().fold(0u64, |m, &h| m | 1 << (h - self.first_host[t as usize])))))
+                .collect(),
+            Layer::Aggr => self.trees[g]
+                .serving
+                .iter()
+                .map(|(a, tors_a)| {
+                    let below = &self.agg_tors[*a as usize];
+                    let ports = tors_a
+                        .iter()
+                        .filter(|&&t| member_tor(t).is_some())
+                        .fold(0u64, |m, t| m | 1 << below.iter().position(|x| x == t).expect("a ToR it serves is below it"));
+                    (*a, ports)
+                })
+                .collect(),
+            Layer::Core => Vec::new(),
+        }
+    }
+
+    /// A member host, or a ToR with members that switch `from` serves in the group's current
+    /// tree (any ToR with members when the copy came by a detour tagged with it).
+    fn wanted(&self, _: Layer, from: Option<u32>, g: usize, d: Dest) -> bool {
+        let grp = &self.groups[g];
+        match d {
+            Dest::Host(h) => grp.members.binary_search(&h).is_ok(),
+            Dest::Edge(t) => grp.edge_members.iter().any(|&(e, _)| e == t) && from.is_none_or(|a| self.trees[g].agg_of(t) == Some(a)),
+        }
     }
 }
 

@@ -31,7 +31,9 @@
 //! intermediate, keeps its tree and its detours and is counted as unrepaired. With every link up
 //! again the rebuild gives the original trees back (the greedy cover is deterministic).
 //! As on fat trees, a rebuilt tree's entries are not added to the tables: they count the initial
-//! trees.
+//! trees. With meta-groups on, a rebuild that moved groups runs Algorithm 2 again over every
+//! switch's current groups (§3.2.2's tracking, `Aggregated::recompute`), so a switch a group
+//! left no longer forwards it and a switch it joined aggregates it.
 
 use super::fabric::{detour_distances, detour_port, Root};
 use super::vl2::{Vl2Fabric, Vl2Tree};
@@ -100,6 +102,13 @@ impl Vl2Fabric {
                 moved += 1;
                 self.trees[g] = tree;
                 self.groups[g].root = root;
+            }
+        }
+        if moved > 0 {
+            // §3.2.2's tracking: the meta-groups over the groups' new switches.
+            if let Some(mut agg) = self.aggregation.take() {
+                agg.recompute(&*self).expect("every switch's ports leave room for Algorithm 2's reserved meta-groups (checked when built)");
+                self.aggregation = Some(agg);
             }
         }
         (moved, stuck)

@@ -19,7 +19,7 @@ use super::{World, MAX_HOPS};
 use crate::error::Result;
 use crate::event::Event;
 use crate::metrics::trace::{Event as TraceEvent, Marks, NO_LINK};
-use crate::multicast::aggregation::{Aggregated, Dest, GroupInput};
+use crate::multicast::aggregation::Dest;
 use crate::multicast::delivery::Delivery;
 use crate::multicast::fabric::Switch;
 use crate::multicast::fabric::{Datagram, Mode, Out};
@@ -102,20 +102,7 @@ impl Multicast {
                     rate[g as usize] += rates.get(f.service as usize).copied().flatten().unwrap_or(0) as f64 / 1e9;
                 }
             }
-            let inputs: Vec<GroupInput> = fabric
-                .groups()
-                .iter()
-                .zip(&rate)
-                .map(|(g, &rate)| {
-                    let mut hosts: Vec<u32> = g.members.iter().chain(&g.senders).copied().collect();
-                    hosts.sort_unstable();
-                    hosts.dedup();
-                    GroupInput { partition: g.partition, hosts, members: g.members.clone(), rate }
-                })
-                .collect();
-            if let McTrees::FatTree(f) = &mut fabric {
-                f.aggregation = Some(Aggregated::build(&f.tree, &f.part, &inputs, layer, spec.capacity, spec.delta_ports)?);
-            }
+            fabric.aggregate(&rate, layer, spec.capacity, spec.delta_ports)?;
         }
         for (f, &g) in flows.iter_mut().zip(&group_of_flow) {
             if g != u32::MAX {
@@ -220,30 +207,45 @@ impl World {
         let ports = &self.ports;
         m.fabric.replicate(Datagram { group: g, src: pkt.src, choice }, node, mode, &|p| !ports.is_down(p), &mut outs);
         let sw = m.fabric.switch(node);
-        if let Some(agg) = m.fabric.aggregation_mut() {
+        if let Some(layer) = m.fabric.aggregation().map(|a| a.layer) {
             let topo = &self.topo;
-            let at = match (sw, agg.layer) {
+            let at = match (sw, layer) {
                 (Switch::Edge(e), Layer::Edge) | (Switch::Aggr(e), Layer::Aggr) => Some(e),
                 _ => None,
             };
             if let Some(i) = at {
-                agg.arrived(i, g);
-                for &out in &outs {
-                    let d = match out {
+                // Which of the copies their receivers want, asked of the fabric, then counted.
+                let wanted: Vec<bool> = outs
+                    .iter()
+                    .filter_map(|&out| match out {
                         Out::Port(p) if topo.is_host(topo.ports[p as usize].to) => Some(Dest::Host(topo.ports[p as usize].to)),
                         Out::Port(p) if topo.role(topo.ports[p as usize].to) == Role::Tor => Some(Dest::Edge(topo.ports[p as usize].to - topo.n_hosts as u32)),
                         Out::Detour { target, resume: Mode::Down } if topo.role(target) == Role::Tor => Some(Dest::Edge(target - topo.n_hosts as u32)),
                         _ => None,
-                    };
-                    if let Some(d) = d {
-                        agg.sent(i, g, d);
-                    }
+                    })
+                    .map(|d| m.fabric.wanted(layer, Some(i), g, d))
+                    .collect();
+                let agg = m.fabric.aggregation_mut().expect("on");
+                agg.arrived(i, g);
+                for w in wanted {
+                    agg.sent(i, g, w);
                 }
-            } else if let (true, Switch::Edge(e), Layer::Aggr, Mode::Down) = (outs.is_empty(), sw, agg.layer, mode) {
-                if !agg.wants(g, Dest::Edge(e)) {
-                    // A meta-group's copy at an edge switch without members: it restores the
-                    // group's address, finds no entry, and discards the copy (delivered to it).
-                    agg.discard(Dest::Edge(e));
+            } else if let (Switch::Edge(e), Layer::Aggr, Mode::Down) = (sw, layer, mode) {
+                // The aggregation switch it came from, unless it came by a detour tagged with
+                // this ToR.
+                let prev = topo.ports[pkt.via as usize].from;
+                let from = match (tag, topo.role(prev)) {
+                    (0, Role::Agg) => match m.fabric.switch(prev) {
+                        Switch::Aggr(a) => Some(a),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if !m.fabric.wanted(layer, from, g, Dest::Edge(e)) {
+                    // A meta-group's copy at an edge switch without members (or, on VL2, one
+                    // the copy's switch does not serve): it restores the group's address, finds
+                    // no entry (or not this upstream), and discards the copy (delivered to it).
+                    m.fabric.aggregation_mut().expect("on").discard(Dest::Edge(e));
                     m.scratch = outs;
                     if let Some(t) = self.trace.as_mut() {
                         t.record(self.now, pkt.flow, TraceEvent::McDiscard, pkt.seg, pkt.via, Marks::of(&pkt));
