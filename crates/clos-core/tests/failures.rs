@@ -460,3 +460,32 @@ fn localflow_sizes_its_bins_by_the_capacity_left() {
     assert!((weighted - 1.0 / 3.0).abs() < 0.05, "agg0 carries {weighted} with resized bins");
     assert!((equal - 0.5).abs() < 0.05, "agg0 carries {equal} with equal bins");
 }
+
+/// A run that ends mid-convergence: on a k = 4 fat tree agg0-tor1 fails at 400 us and, with
+/// 200 us to detect and 200 us to install, the run stops at 1 ms with some switches on the new
+/// routes and some on the old, and the routes toward tor1 loop (8 flows' walks). Each flow's
+/// ideal FCT walks the routes at the end; through that loop it once walked forever, growing its
+/// path until memory ran out. It now takes the path of
+/// fewest hops over the links instead, so every flow has an ideal and a finished flow's
+/// slowdown is at least 1 (the ideal is a lower bound).
+#[test]
+fn a_run_that_ends_mid_convergence_still_has_every_flows_ideal() {
+    let hosts = [2, 3, 5, 7, 9, 11];
+    let base = json!({
+        "seed": 1,
+        "stop": "1ms",
+        "topology": {"kind": "fat_tree", "k": 4, "link_delay": "1us"},
+        "workload": {"kind": "services", "services": [{"kind": "shuffle", "hosts": hosts, "bytes": "50KB"}]},
+        "failures": [{"at": "400us", "action": "down", "link": ["agg0", "tor1"]}],
+        "convergence": {"detection": "200us", "install": "200us"},
+    });
+    let r = run(&scenario(base, json!({})));
+    let f = &r.flows;
+    assert_eq!(f.id.len(), hosts.len() * (hosts.len() - 1));
+    for i in 0..f.id.len() {
+        assert!(f.ideal_fct_ps[i] > 0, "flow {i} has no ideal");
+        if f.finished[i] {
+            assert!(f.slowdown[i] >= 1.0, "flow {i}: slowdown {}", f.slowdown[i]);
+        }
+    }
+}

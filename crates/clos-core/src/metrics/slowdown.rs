@@ -22,28 +22,72 @@ pub struct Hop {
 }
 
 /// The shortest path from host `src` to host `dst`; where equal-cost next hops differ in rate
-/// (asymmetric fabrics), the fastest. Empty when `src == dst`.
+/// (asymmetric fabrics), the fastest. Empty when `src == dst`. It follows the routes as they are;
+/// where they loop or stop short of `dst` (a run that ended, or a flow that started, while a
+/// failure's new routes were installed at some switches and not yet at others), it is the path
+/// of fewest hops over the fabric's links instead.
 pub fn shortest_path(t: &Topology, routes: &Routes, src: u32, dst: u32) -> Vec<Hop> {
+    routed_path(t, routes, src, dst).unwrap_or_else(|| fewest_hops(t, src, dst))
+}
+
+fn hop(t: &Topology, port: u32) -> Hop {
+    Hop { rate_bps: t.ports[port as usize].rate_bps, delay: t.ports[port as usize].delay }
+}
+
+/// The routes' path, or None where they loop (a walk longer than the fabric has nodes) or reach
+/// a switch with no route toward `dst`'s ToR.
+fn routed_path(t: &Topology, routes: &Routes, src: u32, dst: u32) -> Option<Vec<Hop>> {
     let mut hops = Vec::with_capacity(8);
     if src == dst {
-        return hops;
+        return Some(hops);
     }
-    let hop = |port: u32| Hop { rate_bps: t.ports[port as usize].rate_bps, delay: t.ports[port as usize].delay };
     let mut port = t.port_start[src as usize];
     let dst_tor = t.host_tor[dst as usize];
-    loop {
-        hops.push(hop(port));
+    while hops.len() <= t.nodes.len() {
+        hops.push(hop(t, port));
         let node = t.ports[port as usize].to;
         if node == dst {
-            return hops;
+            return Some(hops);
         }
         port = if node == dst_tor {
             t.host_down_port[dst as usize]
         } else {
             let group = routes.toward_tor(node, t.tor_index[dst_tor as usize]);
-            *group.iter().max_by_key(|&&p| (t.ports[p as usize].rate_bps, std::cmp::Reverse(p))).expect("a connected fabric")
+            *group.iter().max_by_key(|&&p| (t.ports[p as usize].rate_bps, std::cmp::Reverse(p)))?
         };
     }
+    None
+}
+
+/// Breadth first over every link (switches only between the two hosts), the lowest port first
+/// at a tie; empty where `dst` cannot be reached at all.
+#[cold]
+fn fewest_hops(t: &Topology, src: u32, dst: u32) -> Vec<Hop> {
+    let mut via = vec![u32::MAX; t.nodes.len()];
+    let mut frontier = std::collections::VecDeque::from([src]);
+    while let Some(node) = frontier.pop_front() {
+        if node == dst {
+            let mut ports = Vec::new();
+            let mut at = dst;
+            while at != src {
+                let p = via[at as usize];
+                ports.push(p);
+                at = t.ports[p as usize].from;
+            }
+            return ports.iter().rev().map(|&p| hop(t, p)).collect();
+        }
+        if node != src && t.is_host(node) {
+            continue;
+        }
+        for p in t.ports_of(node) {
+            let next = t.ports[p as usize].to;
+            if next != src && via[next as usize] == u32::MAX {
+                via[next as usize] = p;
+                frontier.push_back(next);
+            }
+        }
+    }
+    Vec::new()
 }
 
 /// Time from handing `bytes` of payload (in `mss`-byte segments) to the first NIC of `path` until
