@@ -214,21 +214,17 @@ impl World {
                 _ => None,
             };
             if let Some(i) = at {
-                // Which of the copies their receivers want, asked of the fabric, then counted.
-                let wanted: Vec<bool> = outs
-                    .iter()
-                    .filter_map(|&out| match out {
-                        Out::Port(p) if topo.is_host(topo.ports[p as usize].to) => Some(Dest::Host(topo.ports[p as usize].to)),
-                        Out::Port(p) if topo.role(topo.ports[p as usize].to) == Role::Tor => Some(Dest::Edge(topo.ports[p as usize].to - topo.n_hosts as u32)),
-                        Out::Detour { target, resume: Mode::Down } if topo.role(target) == Role::Tor => Some(Dest::Edge(target - topo.n_hosts as u32)),
-                        _ => None,
-                    })
-                    .map(|d| m.fabric.wanted(layer, Some(i), g, d))
-                    .collect();
-                let agg = m.fabric.aggregation_mut().expect("on");
-                agg.arrived(i, g);
-                for w in wanted {
-                    agg.sent(i, g, w);
+                m.fabric.aggregation_mut().expect("on").arrived(i, g);
+                // Each copy down, counted as its receiver wants it or not (asked of the fabric).
+                for &out in &outs {
+                    let d = match out {
+                        Out::Port(p) if topo.is_host(topo.ports[p as usize].to) => Dest::Host(topo.ports[p as usize].to),
+                        Out::Port(p) if topo.role(topo.ports[p as usize].to) == Role::Tor => Dest::Edge(topo.ports[p as usize].to - topo.n_hosts as u32),
+                        Out::Detour { target, resume: Mode::Down } if topo.role(target) == Role::Tor => Dest::Edge(target - topo.n_hosts as u32),
+                        _ => continue,
+                    };
+                    let wanted = m.fabric.wanted(layer, Some(i), g, d);
+                    m.fabric.aggregation_mut().expect("on").sent(i, g, wanted);
                 }
             } else if let (Switch::Edge(e), Layer::Aggr, Mode::Down) = (sw, layer, mode) {
                 // The aggregation switch it came from, unless it came by a detour tagged with
