@@ -11,7 +11,7 @@ pub use crate::host::spec::{HostSpec, Qdisc, Tsq};
 use crate::lb::Scheme;
 use crate::topology::ab_wiring::Wiring;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, TcpParams};
+use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, SsthreshFrom, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -425,6 +425,15 @@ pub struct TransportSpec {
     pub dctcp_alpha: f64,
     /// DCTCP's answer to a loss: `"halve"` (RFC 8257 §3.5, Linux) or `"alpha"` (ns-3).
     pub dctcp_loss: DctcpLoss,
+    /// What a loss halves for ssthresh (Reno, and DCTCP's halving): `"flight"` (RFC 5681, the
+    /// data outstanding) or `"window"` (Linux's `tcp_reno_ssthresh`; a timeout keeps the
+    /// ssthresh set in the same window of data, `tcp_enter_loss`; `transport/tcp.rs`).
+    pub ssthresh_from: SsthreshFrom,
+    /// The window grows only while it limits the sender, as Linux's `tcp_is_cwnd_limited`: in
+    /// slow start up to twice the most segments outstanding in the last window of data, and in
+    /// congestion avoidance only when the window, not the host's queue (`host.tsq`) or the
+    /// application, stopped the last send (`transport/tcp.rs`).
+    pub grow_when_limited: bool,
     /// Proportional rate reduction in fast recovery (RFC 6937).
     pub prr: bool,
     /// PRR's growth below ssthresh: `"ssrb"` (RFC 6937's slow start reduction bound, one
@@ -498,6 +507,8 @@ impl Default for TransportSpec {
             initial_ssthresh: None,
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
+            ssthresh_from: SsthreshFrom::Flight,
+            grow_when_limited: false,
             prr: false,
             prr_bound: PrrBound::Ssrb,
             hystart: false,
@@ -963,6 +974,8 @@ impl Scenario {
             initial_ssthresh: t.initial_ssthresh.map_or(u64::MAX, |b| b.0),
             dctcp_alpha: t.dctcp_alpha,
             dctcp_loss: t.dctcp_loss,
+            ssthresh_from: t.ssthresh_from,
+            grow_when_limited: t.grow_when_limited,
             prr: t.prr,
             prr_bound: t.prr_bound,
             hystart: t.hystart,

@@ -15,7 +15,13 @@ impl World {
     /// retransmission timer running.
     pub(super) fn pump<S: Shape>(&mut self, flow: u32) {
         let nxt = self.senders[flow as usize].nxt;
-        while self.egress_admits(flow) && self.send_segment::<S>(flow) {}
+        let mut sent = false;
+        while self.egress_admits(flow) && self.send_segment::<S>(flow) {
+            sent = true;
+        }
+        if self.params.grow_when_limited {
+            self.senders[flow as usize].cwnd_validate(sent);
+        }
         self.arm_rto_if_outstanding(flow);
         // Linux schedules the tail loss probe anew whenever it sends new data.
         if self.params.tlp && self.senders[flow as usize].nxt != nxt {

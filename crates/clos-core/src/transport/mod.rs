@@ -64,6 +64,10 @@ pub struct TcpParams {
     pub dctcp_alpha: f64,
     /// How DCTCP's window answers a loss (fast recovery or a timeout's ssthresh).
     pub dctcp_loss: DctcpLoss,
+    /// What a loss halves for ssthresh under Reno and DCTCP's halving.
+    pub ssthresh_from: SsthreshFrom,
+    /// The window grows only while it limits the sender (Linux's `tcp_is_cwnd_limited`).
+    pub grow_when_limited: bool,
     /// Proportional rate reduction in fast recovery (RFC 6937), as Linux; off: the window drops
     /// to ssthresh at once (RFC 6675).
     pub prr: bool,
@@ -105,6 +109,19 @@ pub enum RtoEstimator {
     /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`: SRTT + RTTVAR, where RTTVAR is the
     /// largest mean deviation (x4) of the last round trip and never below `rto_min`.
     Linux,
+}
+
+/// What a loss halves for the slow-start threshold (`transport.ssthresh_from`; `tcp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshFrom {
+    /// RFC 5681 eq. (4): half the data outstanding (FlightSize).
+    #[default]
+    Flight,
+    /// Linux's `tcp_reno_ssthresh` (and `dctcp_react_to_loss`): half the window. As Linux's
+    /// `tcp_enter_loss`, a timeout keeps the ssthresh that a recovery or an earlier timeout
+    /// set in the same window of data, and leaves the window at what is in flight plus one.
+    Window,
 }
 
 /// How proportional rate reduction grows the flight back toward ssthresh once it is below it
@@ -226,6 +243,8 @@ impl TcpParams {
             initial_ssthresh: u64::MAX,
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
+            ssthresh_from: SsthreshFrom::Flight,
+            grow_when_limited: false,
             prr: false,
             prr_bound: PrrBound::Ssrb,
             cubic: false,

@@ -15,7 +15,11 @@
 //!   ACKed at once, docs/validation.md; `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf`, which ACK
 //!   a segment shorter than the MSS when the application reads it).
 //!   `net/ipv4/tcp_output.c` (`tcp_xmit_retransmit_queue` restarts the RTO when it resends the
-//!   first hole, in 2.6 as today), `net/ipv4/tcp_cubic.c` (`hystart = 1`).
+//!   first hole, in 2.6 as today; `tcp_cwnd_validate`, which `tcp_is_cwnd_limited` in
+//!   `include/net/tcp.h` reads before Reno's and CUBIC's `cong_avoid` grow the window),
+//!   `net/ipv4/tcp_cong.c` (`tcp_reno_ssthresh`: half the window), `net/ipv4/tcp_input.c`'s
+//!   `tcp_enter_loss` (ssthresh cut once per window of data; the window in flight plus one),
+//!   `net/ipv4/tcp_cubic.c` (`hystart = 1`).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
 //!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
 //!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
@@ -37,8 +41,8 @@ use serde_json::{json, Value};
 type Preset = (&'static str, &'static str, fn() -> Value);
 
 pub const PRESETS: &[Preset] = &[
-    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR with Linux's bound, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection, HyStart and Linux's window growth with CUBIC", || {
-        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "hystart": true, "cubic_growth": "linux", "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
+    ("linux", "a current Linux host: IW10, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, PRR with Linux's bound, ssthresh from the window, growth only while the window limits, reordering adaptation with undo, 6 MB receive window, quick ACKs for the first 21 segments, RACK-TLP loss detection, HyStart and Linux's window growth with CUBIC", || {
+        json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "ssthresh_from": "window", "grow_when_limited": true, "hystart": true, "cubic_growth": "linux", "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
     ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {

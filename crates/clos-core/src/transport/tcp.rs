@@ -43,7 +43,7 @@
 use super::cubic::Cubic;
 use super::hystart::HyStart;
 use super::sack::RangeSet;
-use super::{DctcpLoss, PrrBound, RtoEstimator, TcpParams};
+use super::{DctcpLoss, PrrBound, RtoEstimator, SsthreshFrom, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::{Time, PS_PER_S};
 use std::collections::VecDeque;
@@ -115,6 +115,11 @@ pub struct Sender {
     cwr_end: u32,
     /// DCTCP with `transport.dctcp_loss = "alpha"`: a loss cuts the window as a mark does.
     loss_by_alpha: bool,
+    /// A loss halves the window rather than the flight (`transport.ssthresh_from = "window"`).
+    halve_window: bool,
+    /// Whether the window limits the sender (`transport.grow_when_limited`; `None`: it grows
+    /// on every ACK).
+    usage: Option<CwndUsage>,
     /// CUBIC's state (`transport.kind = "cubic"`); `None`: Reno's increase and decrease.
     cubic: Option<Box<Cubic>>,
     /// Linux's hybrid slow start (`transport.hystart` with CUBIC); `None`: off.
@@ -195,6 +200,17 @@ struct LinuxRtt {
     rtt_seq: u32,
 }
 
+/// Linux's `tcp_cwnd_validate`: whether the window stopped a send in the current window of
+/// data (`is_cwnd_limited`), and if not the most segments outstanding in it
+/// (`max_packets_out`); a new window of data starts once SND.UNA reaches `until`
+/// (`cwnd_usage_seq`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUsage {
+    limited: bool,
+    max_out: u32,
+    until: u32,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Eifel {
     start: Time,
@@ -244,6 +260,8 @@ impl Sender {
             obs_marked: 0,
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
+            halve_window: p.ssthresh_from == SsthreshFrom::Window,
+            usage: p.grow_when_limited.then(CwndUsage::default),
             cubic: p.cubic.then(|| Box::new(Cubic::new(p.cubic_growth))),
             hystart: (p.cubic && p.hystart).then(Box::default),
             prr_delivered: 0,
@@ -633,7 +651,36 @@ impl Sender {
         }
     }
 
+    /// After a round of sends (`World::pump`), as Linux's `tcp_cwnd_validate` after
+    /// `tcp_write_xmit`: the window limited the sender if what is in flight fills it; a round
+    /// that sent nothing and was not stopped by the window tells nothing.
+    #[inline]
+    pub fn cwnd_validate(&mut self, sent: bool) {
+        if self.usage.is_none() {
+            return;
+        }
+        let limited = self.pipe() as u64 * self.mss >= self.cwnd;
+        let (out, until, una) = (self.nxt - self.una, self.nxt, self.una);
+        let Some(u) = self.usage.as_mut() else { return };
+        if (sent || limited) && (una >= u.until || limited || (!u.limited && out > u.max_out)) {
+            *u = CwndUsage { limited, max_out: out, until };
+        }
+    }
+
+    /// Whether an ACK may grow the window (Linux's `tcp_is_cwnd_limited`): the window limited
+    /// the sender in this window of data, or, in slow start, it is below twice the most
+    /// segments outstanding there.
+    fn may_grow(&self) -> bool {
+        match self.usage {
+            None => true,
+            Some(u) => u.limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * u.max_out as u64 * self.mss),
+        }
+    }
+
     fn grow(&mut self, acked: u64, now: Time) {
+        if !self.may_grow() {
+            return;
+        }
         if self.cwnd < self.ssthresh {
             // Slow start with appropriate byte counting, L = 2 (RFC 3465).
             self.cwnd += acked.min(2 * self.mss);
@@ -669,13 +716,15 @@ impl Sender {
     }
 
     /// The slow-start threshold after a loss: RFC 5681 eq. (4), half the FlightSize (outstanding
-    /// data, not pipe); with `loss_by_alpha`, the window less alpha/2 of it, as ns-3's DCTCP;
-    /// under CUBIC, beta x the window (RFC 9438 §4.6).
+    /// data, not pipe), or half the window as Linux (`halve_window`); with `loss_by_alpha`, the
+    /// window less alpha/2 of it, as ns-3's DCTCP; under CUBIC, beta x the window (RFC 9438 §4.6).
     fn loss_ssthresh(&mut self) -> u64 {
         let reduced = if let Some(c) = self.cubic.as_deref_mut() {
             (c.on_congestion(self.cwnd as f64 / self.mss as f64) * self.mss as f64) as u64
         } else if self.loss_by_alpha {
             (self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64
+        } else if self.halve_window {
+            self.cwnd / 2
         } else {
             (self.nxt - self.una) as u64 * self.mss / 2
         };
@@ -939,13 +988,22 @@ impl Sender {
     /// The retransmission timer expired at `now`: every hole is lost and resent from the first,
     /// in slow start from one segment. With RACK, as Linux's `tcp_timeout_mark_lost`, a hole
     /// sent (or resent) within the latest ACK's round trip is not lost yet, the first excepted:
-    /// it stays in flight until RACK finds it lost.
+    /// it stays in flight until RACK finds it lost. With `halve_window`, as Linux's
+    /// `tcp_enter_loss`: ssthresh is cut only if no recovery or earlier timeout cut it in this
+    /// window of data, and the window is what is left in flight plus one segment.
     pub fn on_timeout(&mut self, now: Time) {
         if self.done() || !self.outstanding() {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.loss_ssthresh();
+        let cut_already = match self.recovery {
+            Recovery::None => false,
+            Recovery::Fast => self.una < self.recover,
+            Recovery::Timeout => self.una < self.recover && self.backoff > 0,
+        };
+        if !(self.halve_window && cut_already) {
+            self.ssthresh = self.loss_ssthresh();
+        }
         if let Some(c) = self.cubic.as_deref_mut() {
             c.on_timeout();
         }
@@ -976,6 +1034,9 @@ impl Sender {
             r.lost.clear();
             let old = r.originals.partition_point(|&t| t <= recent) as u32;
             self.lost_limit = (r.first + old).clamp(una + 1, self.nxt);
+        }
+        if self.halve_window {
+            self.cwnd = (self.pipe() as u64 + 1) * self.mss;
         }
     }
 
@@ -1546,6 +1607,76 @@ mod tests {
             s.on_timeout(150);
             assert_eq!(drain_at(&mut s, 150), vec![(4, true)], "rack {rack}");
             assert_eq!(s.pipe(), pipe, "rack {rack}");
+        }
+    }
+
+    /// By hand, Linux's ssthresh (`transport.ssthresh_from = "window"`, `tcp_reno_ssthresh` and
+    /// `tcp_enter_loss`): a window of 20 of which the host let out 12, segment 0 lost, 1-3
+    /// SACKed. Recovery halves the window (ssthresh 10, where half the flight is 6). A timeout
+    /// before the recovery ends keeps 10 and leaves the window at what is in flight plus one:
+    /// 1 without RACK (every hole is lost), so one retransmission goes out. A second timeout
+    /// on the same data keeps it too; once an ACK has advanced, the next timeout cuts again,
+    /// from the window of 1 to 2 segments.
+    #[test]
+    fn linux_halves_the_window_and_cuts_once_per_window_of_data() {
+        for (from, first, after) in [(SsthreshFrom::Window, 10_000, 10_000), (SsthreshFrom::Flight, 6_000, 6_000)] {
+            let p = TcpParams { ssthresh_from: from, ..params() };
+            let mut s = Sender::new(100_000, p.mss, &p);
+            s.cwnd = 20_000;
+            for _ in 0..12 {
+                s.next_segment(0);
+            }
+            for k in 1..4 {
+                s.on_ack(10, 0, &[(1, k + 1), (0, 0), (0, 0)], false, 0, &p);
+            }
+            assert_eq!((s.recovery, s.ssthresh), (Recovery::Fast, first), "{from:?}");
+            s.on_timeout(20);
+            assert_eq!(s.ssthresh, after, "{from:?}");
+            if from == SsthreshFrom::Window {
+                assert_eq!((s.cwnd, drain_at(&mut s, 20)), (1_000, vec![(0, true)]));
+                s.on_timeout(30);
+                assert_eq!(s.ssthresh, 10_000);
+                s.on_ack(40, 4, &NO_SACK, false, 0, &p);
+                s.on_timeout(50);
+                assert_eq!(s.ssthresh, 2_000);
+            }
+        }
+        // With RACK, what was sent within the latest round trip stays in flight after a timeout
+        // (`a_timeout_leaves_what_was_sent_within_a_round_trip_in_flight`): 6 of them, so the
+        // window is 7 and only the first hole goes out.
+        let p = TcpParams { rack: true, ssthresh_from: SsthreshFrom::Window, ..params() };
+        let mut s = window_out(&p, 100_000, 10);
+        s.on_ack(100, 4, &NO_SACK, false, 0, &p);
+        assert_eq!(drain_at(&mut s, 100).len(), 6);
+        s.on_timeout(150);
+        assert_eq!((s.cwnd, drain_at(&mut s, 150)), (7_000, vec![(4, true)]));
+    }
+
+    /// By hand, Linux's `tcp_is_cwnd_limited` (`transport.grow_when_limited`): IW4, an ACK per
+    /// segment, and a host that lets out one segment per ACK (a sender held by its NIC, as
+    /// `host.tsq` does). The first window filled the window, so its four ACKs grow it to 8; by
+    /// then the most outstanding in a window of data is 4, and slow start grows the window
+    /// only below twice that: it stays at 8 however many ACKs follow (24 without the rule).
+    /// Once the host lets the window fill again, it grows again.
+    #[test]
+    fn the_window_grows_only_while_it_limits_the_sender() {
+        for (on, end) in [(true, 8_000), (false, 24_000)] {
+            let p = TcpParams { grow_when_limited: on, ..params() };
+            let mut s = Sender::new(1_000_000, p.mss, &p);
+            assert_eq!(drain(&mut s).len(), 4);
+            s.cwnd_validate(true);
+            for ack in 1..=20 {
+                s.on_ack(10, ack, &NO_SACK, false, 0, &p);
+                assert!(s.next_segment(0).is_some());
+                s.cwnd_validate(true);
+            }
+            assert_eq!(s.cwnd, end, "grow_when_limited {on}");
+            if on {
+                assert_eq!(drain(&mut s).len(), 4);
+                s.cwnd_validate(true);
+                s.on_ack(10, 21, &NO_SACK, false, 0, &p);
+                assert_eq!(s.cwnd, 9_000);
+            }
         }
     }
 
