@@ -656,14 +656,11 @@ impl Sender {
     /// that sent nothing and was not stopped by the window tells nothing.
     #[inline]
     pub fn cwnd_validate(&mut self, sent: bool) {
-        if self.usage.is_none() {
-            return;
-        }
+        let Some(u) = self.usage else { return };
         let limited = self.pipe() as u64 * self.mss >= self.cwnd;
-        let (out, until, una) = (self.nxt - self.una, self.nxt, self.una);
-        let Some(u) = self.usage.as_mut() else { return };
-        if (sent || limited) && (una >= u.until || limited || (!u.limited && out > u.max_out)) {
-            *u = CwndUsage { limited, max_out: out, until };
+        let out = self.nxt - self.una;
+        if (sent || limited) && (self.una >= u.until || limited || (!u.limited && out > u.max_out)) {
+            self.usage = Some(CwndUsage { limited, max_out: out, until: self.nxt });
         }
     }
 
