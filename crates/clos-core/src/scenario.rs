@@ -11,7 +11,7 @@ pub use crate::host::spec::{HostSpec, Qdisc, Tsq};
 use crate::lb::Scheme;
 use crate::topology::ab_wiring::Wiring;
 use crate::topology::{fat_tree, leaf_spine, vl2, Topology};
-use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, SsthreshFrom, TcpParams};
+use crate::transport::{CubicGrowth, DctcpLoss, Kind, PrrBound, RtoEstimator, SlowStart, SsthreshFrom, TcpParams};
 use crate::units::{ByteSize, Duration, Rate, PS_PER_MS, PS_PER_S, PS_PER_US};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -429,6 +429,10 @@ pub struct TransportSpec {
     /// data outstanding) or `"window"` (Linux's `tcp_reno_ssthresh`; a timeout keeps the
     /// ssthresh set in the same window of data, `tcp_enter_loss`; `transport/tcp.rs`).
     pub ssthresh_from: SsthreshFrom,
+    /// How slow start grows the window on an ACK: `"abc"` (RFC 3465's byte counting, at most
+    /// two segments per ACK) or `"per_ack"` (one segment per ACK of new data, Linux 2.6 with
+    /// `tcp_abc` 0; `transport/tcp.rs`).
+    pub slow_start: SlowStart,
     /// The window grows only while it limits the sender, as Linux's `tcp_is_cwnd_limited`: in
     /// slow start up to twice the most segments outstanding in the last window of data, and in
     /// congestion avoidance only when the window, not the host's queue (`host.tsq`) or the
@@ -446,8 +450,9 @@ pub struct TransportSpec {
     /// grown by 4-16 ms, once the window is 16 segments.
     pub hystart: bool,
     /// How CUBIC grows the window in congestion avoidance (`kind = "cubic"`): `"rfc"` (RFC
-    /// 9438) or `"linux"` (`tcp_cubic.c`: also at least 5% a round trip while no W_max is
-    /// known, before the first loss and after a timeout; `transport/cubic.rs`).
+    /// 9438), `"linux"` (`tcp_cubic.c`: also at least 5% a round trip while no W_max is
+    /// known, before the first loss and after a timeout) or `"linux-2.6"` (2.6.26's: the RFC's,
+    /// and a timeout forgets W_max; `transport/cubic.rs`).
     pub cubic_growth: CubicGrowth,
     /// ACK each of a connection's first `quickack` data segments at once, whatever
     /// `delayed_ack` says, and the next 16 after a duplicate segment (Linux's quickack mode).
@@ -508,6 +513,7 @@ impl Default for TransportSpec {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             ssthresh_from: SsthreshFrom::Flight,
+            slow_start: SlowStart::Abc,
             grow_when_limited: false,
             prr: false,
             prr_bound: PrrBound::Ssrb,
@@ -975,6 +981,7 @@ impl Scenario {
             dctcp_alpha: t.dctcp_alpha,
             dctcp_loss: t.dctcp_loss,
             ssthresh_from: t.ssthresh_from,
+            slow_start: t.slow_start,
             grow_when_limited: t.grow_when_limited,
             prr: t.prr,
             prr_bound: t.prr_bound,

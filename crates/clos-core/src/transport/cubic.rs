@@ -15,7 +15,9 @@
 //! 20 acknowledged) where the RFC's curve would start flat at the window; and entering the Loss
 //! state after a timeout resets CUBIC's state (`bictcp_state`), so W_max is forgotten and that
 //! floor holds again. With HyStart ending slow start at 16 segments, the floor is what grows a
-//! Linux flow's window before its first loss.
+//! Linux flow's window before its first loss. Linux 2.6.26's `tcp_cubic.c` (version 2.2, in the
+//! Network Simulation Cradle that DRILL ran) has the reset but not the floor
+//! (`transport.cubic_growth = "linux-2.6"`).
 //!
 //! Windows here are in segments (floating point, as the RFC writes them); times in seconds.
 
@@ -39,13 +41,15 @@ pub struct Cubic {
     epoch: Option<(Time, f64, f64)>,
     /// Reno's window estimate in this epoch (W_est).
     w_est: f64,
-    /// Linux's rules (`CubicGrowth::Linux`).
-    linux: bool,
+    /// Linux's floor on the growth while no W_max is known (`CubicGrowth::Linux`).
+    floor: bool,
+    /// A timeout forgets W_max (`CubicGrowth::Linux` and `Linux26`).
+    reset_on_timeout: bool,
 }
 
 impl Cubic {
     pub fn new(growth: CubicGrowth) -> Cubic {
-        Cubic { linux: growth == CubicGrowth::Linux, ..Cubic::default() }
+        Cubic { floor: growth == CubicGrowth::Linux, reset_on_timeout: growth != CubicGrowth::Rfc, ..Cubic::default() }
     }
 
     /// A congestion event (a loss, an ECN echo, a timeout) at a window of `cwnd` segments;
@@ -63,9 +67,10 @@ impl Cubic {
     }
 
     /// The retransmission timer expired (after `on_congestion` took the window's ssthresh):
-    /// Linux resets CUBIC's state on entering the Loss state, W_max included; the RFC keeps it.
+    /// Linux (2.6.26 too) resets CUBIC's state on entering the Loss state, W_max included; the
+    /// RFC keeps it.
     pub fn on_timeout(&mut self) {
-        if self.linux {
+        if self.reset_on_timeout {
             self.w_max = 0.0;
             self.epoch = None;
         }
@@ -100,7 +105,7 @@ impl Cubic {
             let target = Self::window(t + rtt as f64 / PS_PER_S as f64, k, w_max).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
-        if self.linux && self.w_max == 0.0 {
+        if self.floor && self.w_max == 0.0 {
             // `bictcp_update`: `if (ca->last_max_cwnd == 0 && ca->cnt > 20) ca->cnt = 20`.
             return grown.max(cwnd + acked / LINUX_FLOOR_CNT);
         }
@@ -162,6 +167,38 @@ mod tests {
         }
         assert!((window_of_acks(&mut linux, 20.0, 100 * rtt) - 21.0).abs() < 1e-9);
         assert!((window_of_acks(&mut rfc, 20.0, 100 * rtt) - 20.0 - ALPHA).abs() < 0.02);
+    }
+
+    /// By hand, Linux 2.6.26's CUBIC: no floor (one window of 20 segments ACKed within a 20 us
+    /// round trip grows it by Reno's 0.53, as the RFC's), but a timeout forgets W_max. After a
+    /// loss at 100 segments and a timeout, an epoch starting at 20 segments with W_max kept
+    /// (the RFC) has K = cbrt(80 / 0.4) = 5.85 s, so one second in W_cubic is 0.4 (1 - K)^3 +
+    /// 100 = 54.4, beyond the cap of 1.5 windows: the ACK adds (30 - 20) / 20 = 0.5 segment.
+    /// With W_max forgotten the epoch's curve starts at the window: 0.4 x 1^3 = 0.4 segment
+    /// above it, so the ACK adds 0.4 / 20 = 0.02.
+    #[test]
+    fn linux_2_6_has_no_floor_and_forgets_w_max_at_a_timeout() {
+        let rtt = 20_000_000;
+        let mut old = Cubic::new(CubicGrowth::Linux26);
+        let mut cwnd = 20.0;
+        for i in 0..20 {
+            cwnd = old.on_ack(i * rtt / 20, rtt, cwnd, 1.0);
+        }
+        assert!((cwnd - 20.0 - ALPHA).abs() < 0.02, "{cwnd}");
+        let mut rfc = Cubic::new(CubicGrowth::Rfc);
+        for c in [&mut old, &mut rfc] {
+            c.on_congestion(100.0);
+            c.on_timeout();
+        }
+        let second = |c: &mut Cubic| {
+            // The epoch's first ACK: W_cubic is the window at t = 0, Reno's estimate adds 0.53/20.
+            let w = c.on_ack(PS_PER_S, rtt, 20.0, 1.0);
+            assert!((w - 20.0 - ALPHA / 20.0).abs() < 1e-9, "{w}");
+            c.on_ack(2 * PS_PER_S, rtt, 20.0, 1.0)
+        };
+        let (kept, forgotten) = (second(&mut rfc), second(&mut old));
+        assert!((kept - 20.5).abs() < 1e-9, "{kept}");
+        assert!((forgotten - 20.02).abs() < 1e-3, "{forgotten}");
     }
 
     /// At a datacenter round trip (20 us) the cubic term is flat, so the window follows Reno's

@@ -66,6 +66,8 @@ pub struct TcpParams {
     pub dctcp_loss: DctcpLoss,
     /// What a loss halves for ssthresh under Reno and DCTCP's halving.
     pub ssthresh_from: SsthreshFrom,
+    /// How slow start grows the window on an ACK.
+    pub slow_start: SlowStart,
     /// The window grows only while it limits the sender (Linux's `tcp_is_cwnd_limited`).
     pub grow_when_limited: bool,
     /// Proportional rate reduction in fast recovery (RFC 6937), as Linux; off: the window drops
@@ -149,6 +151,24 @@ pub enum CubicGrowth {
     /// round trip while no W_max is known, which is before the first loss and again after a
     /// timeout (entering the Loss state resets CUBIC's state).
     Linux,
+    /// Linux 2.6.26's `tcp_cubic.c` (version 2.2): as the RFC, and a timeout resets CUBIC's
+    /// state (`bictcp_state`), W_max included; no floor on the growth.
+    #[serde(rename = "linux-2.6")]
+    Linux26,
+}
+
+/// How slow start grows the window on an ACK (`transport.slow_start`; `tcp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStart {
+    /// Appropriate byte counting with L = 2 (RFC 3465): by what the ACK acknowledged, at most
+    /// two segments.
+    #[default]
+    Abc,
+    /// One segment per ACK that acknowledges new data, however much it acknowledges: Linux 2.6's
+    /// `tcp_slow_start` with `tcp_abc` at its default, 0. Behind delayed ACKs the window grows
+    /// by half a segment per segment delivered.
+    PerAck,
 }
 
 /// DCTCP's answer to a loss (`transport.dctcp_loss`).
@@ -244,6 +264,7 @@ impl TcpParams {
             dctcp_alpha: 1.0,
             dctcp_loss: DctcpLoss::Halve,
             ssthresh_from: SsthreshFrom::Flight,
+            slow_start: SlowStart::Abc,
             grow_when_limited: false,
             prr: false,
             prr_bound: PrrBound::Ssrb,

@@ -22,6 +22,18 @@
 //!   `net/ipv4/tcp_cubic.c` (`hystart = 1`).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
 //!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
+//!   2.6.26's `tcp_reno_ssthresh` halves the window and its `tcp_enter_loss` cuts ssthresh once
+//!   per window of data, as today. Its `tcp_slow_start` grows the window by one segment per
+//!   ACK (`tcp_abc` 0 by default: RFC 3465's byte counting came off by default in 2.6.19), and
+//!   its `tcp_cubic.c` (version 2.2, read in NSC 0.5.2's copy of 2.6.26) has no floor on the
+//!   growth while no W_max is known, which later kernels added, but resets at a timeout
+//!   (`bictcp_state`). NSC 0.5.2 builds 2.6.26 with `CONFIG_DEFAULT_TCP_CONG "cubic"`
+//!   (`linux-2.6.26/include/linux/autoconf.h`, "taken from 2.6.26 defconfig"), so its hosts run
+//!   CUBIC unless told otherwise: `transport.kind = "cubic"` with this preset; the same file
+//!   sets `CONFIG_HZ 1000`, so its timers run on a 1 ms tick (`timer_tick`). Its
+//!   `tcp_is_cwnd_limited` grows the window only while what is in flight fills it (no GSO in
+//!   NSC), stricter than `grow_when_limited`: not modelled, and a sender that its own NIC never
+//!   holds back is limited by its window anyway.
 //!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
 //!   (5,840 B) and `tcp_grow_window` adds 2 x MSS per segment up to `tcp_space` (`tcp_rmem`'s
 //!   87,380 B less a quarter, `tcp_adv_win_scale` 2: 65,535 B), so segments 1 to 21 grow it.
@@ -45,8 +57,9 @@ pub const PRESETS: &[Preset] = &[
         json!({"initial_window": 10, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "prr": true, "prr_bound": "linux", "ssthresh_from": "window", "grow_when_limited": true, "hystart": true, "cubic_growth": "linux", "rack": true, "tlp": true, "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true,
                "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB", "dctcp_g": 0.0625, "dctcp_alpha": 1.0})
     }),
-    ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
-        json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true,
+    ("linux-2.6", "Linux 2.6 before IW10 (DRILL's NSC stack): IW3, RTO_min 200 ms, delayed ACKs (2 segments, 40 ms), SACK, ssthresh from the window, slow start by one segment per ACK, 2.6.26's CUBIC, timers on NSC's 1 ms tick, reordering adaptation with undo, quick ACKs for the first 21 segments", || {
+        json!({"initial_window": 3, "rto_min": "200ms", "delayed_ack": 2, "delayed_ack_timeout": "40ms", "quickack": 21, "push_ack": true, "sack": true, "ssthresh_from": "window",
+               "slow_start": "per_ack", "cubic_growth": "linux-2.6", "timer_tick": "1ms",
                "rto_estimator": "linux", "handshake_rtt": true, "resend_restarts_rto": true, "adaptive_dupack_threshold": true, "max_dupack_threshold": 300, "rwnd": "6MB"})
     }),
     ("htsim", "htsim's TcpSrc: NewReno without SACK, IW10, initial ssthresh 100 packets, RTO_min 250 ms, no delayed ACKs", || {

@@ -43,7 +43,7 @@
 use super::cubic::Cubic;
 use super::hystart::HyStart;
 use super::sack::RangeSet;
-use super::{DctcpLoss, PrrBound, RtoEstimator, SsthreshFrom, TcpParams};
+use super::{DctcpLoss, PrrBound, RtoEstimator, SlowStart, SsthreshFrom, TcpParams};
 use crate::packet::SackBlocks;
 use crate::units::{Time, PS_PER_S};
 use std::collections::VecDeque;
@@ -117,6 +117,9 @@ pub struct Sender {
     loss_by_alpha: bool,
     /// A loss halves the window rather than the flight (`transport.ssthresh_from = "window"`).
     halve_window: bool,
+    /// The most segments one ACK grows the window by in slow start: 2 (RFC 3465's L), or 1
+    /// (`transport.slow_start = "per_ack"`).
+    ss_segments: u8,
     /// Whether the window limits the sender (`transport.grow_when_limited`; `None`: it grows
     /// on every ACK).
     usage: Option<CwndUsage>,
@@ -261,6 +264,7 @@ impl Sender {
             cwr_end: 0,
             loss_by_alpha: p.dctcp_g.is_some() && p.dctcp_loss == DctcpLoss::Alpha,
             halve_window: p.ssthresh_from == SsthreshFrom::Window,
+            ss_segments: if p.slow_start == SlowStart::PerAck { 1 } else { 2 },
             usage: p.grow_when_limited.then(CwndUsage::default),
             cubic: p.cubic.then(|| Box::new(Cubic::new(p.cubic_growth))),
             hystart: (p.cubic && p.hystart).then(Box::default),
@@ -679,8 +683,10 @@ impl Sender {
             return;
         }
         if self.cwnd < self.ssthresh {
-            // Slow start with appropriate byte counting, L = 2 (RFC 3465).
-            self.cwnd += acked.min(2 * self.mss);
+            // Slow start with appropriate byte counting, L = 2 (RFC 3465), or Linux 2.6's one
+            // segment per ACK (an ACK of new data acknowledges at least a segment, but for a
+            // flow's short last one, after which the window no longer matters).
+            self.cwnd += acked.min(self.ss_segments as u64 * self.mss);
         } else if let Some(c) = self.cubic.as_deref_mut() {
             let mss = self.mss as f64;
             let w = c.on_ack(now, self.srtt.unwrap_or(0), self.cwnd as f64 / mss, acked as f64 / mss);
@@ -1604,6 +1610,27 @@ mod tests {
             s.on_timeout(150);
             assert_eq!(drain_at(&mut s, 150), vec![(4, true)], "rack {rack}");
             assert_eq!(s.pipe(), pipe, "rack {rack}");
+        }
+    }
+
+    /// By hand, slow start behind delayed ACKs (1,000 B segments, 10 out): an ACK of two
+    /// segments grows the window by two under RFC 3465's byte counting (L = 2), by one under
+    /// Linux 2.6's `tcp_slow_start` with `tcp_abc` 0 (`transport.slow_start = "per_ack"`); an
+    /// ACK of one grows it by one under both. The ten segments, ACKed in six ACKs, grow the
+    /// window to 20 segments (x2 a round trip) and to 16.
+    #[test]
+    fn linux_2_6_slow_start_grows_one_segment_per_ack() {
+        for (slow_start, after_two, after_one, after_all) in [(SlowStart::Abc, 12_000, 13_000, 20_000), (SlowStart::PerAck, 11_000, 12_000, 16_000)] {
+            let p = TcpParams { slow_start, ..params() };
+            let mut s = window_out(&p, 100_000, 10);
+            s.on_ack(100, 2, &NO_SACK, false, 0, &p);
+            assert_eq!(s.cwnd, after_two, "{slow_start:?}");
+            s.on_ack(101, 3, &NO_SACK, false, 0, &p);
+            assert_eq!(s.cwnd, after_one, "{slow_start:?}");
+            for cum in [4, 6, 8, 10] {
+                s.on_ack(102, cum, &NO_SACK, false, 0, &p);
+            }
+            assert_eq!(s.cwnd, after_all, "{slow_start:?}");
         }
     }
 
