@@ -22,6 +22,9 @@
 //!   `net/ipv4/tcp_cubic.c` (`hystart = 1`).
 //! - Linux 2.6 (DRILL's stack, through the Network Simulation Cradle): the same timers, and the
 //!   RFC 3390 initial window (`tcp_init_cwnd`: 3 segments at an MSS of 1,460 B); no PRR (3.2).
+//!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
+//!   (5,840 B) and `tcp_grow_window` adds 2 x MSS per segment up to `tcp_space` (`tcp_rmem`'s
+//!   87,380 B less a quarter, `tcp_adv_win_scale` 2: 65,535 B), so segments 1 to 21 grow it.
 //!   2.6.26's `tcp_reno_ssthresh` halves the window and its `tcp_enter_loss` cuts ssthresh once
 //!   per window of data, as today. Its `tcp_slow_start` grows the window by one segment per
 //!   ACK (`tcp_abc` 0 by default: RFC 3465's byte counting came off by default in 2.6.19), and
@@ -34,9 +37,6 @@
 //!   `tcp_is_cwnd_limited` grows the window only while what is in flight fills it (no GSO in
 //!   NSC), stricter than `grow_when_limited`: not modelled, and a sender that its own NIC never
 //!   holds back is limited by its window anyway.
-//!   Its quickack span is computed, not measured: `tcp_select_initial_window` opens at 4 x MSS
-//!   (5,840 B) and `tcp_grow_window` adds 2 x MSS per segment up to `tcp_space` (`tcp_rmem`'s
-//!   87,380 B less a quarter, `tcp_adv_win_scale` 2: 65,535 B), so segments 1 to 21 grow it.
 //! - htsim (csg-htsim `sim/tcp.cpp`): NewReno without SACK, `_cwnd = 10*_mss`, `_ssthresh =
 //!   100*_mss` (1,500 B packets), RTO at least 250 ms, an ACK for every packet.
 //! - ns-3 (3.4x `tcp-socket.cc`, `tcp-socket-base.cc`): `InitialCwnd` 10, `DelAckCount` 2,
