@@ -165,8 +165,8 @@ pub enum SlowStart {
     /// two segments.
     #[default]
     Abc,
-    /// One segment per ACK that acknowledges new data, however much it acknowledges: Linux 2.6's
-    /// `tcp_slow_start` with `tcp_abc` at its default, 0. Behind delayed ACKs the window grows
+    /// One segment per ACK that acknowledges new data, however many segments it acknowledges:
+    /// Linux 2.6's `tcp_slow_start` with `tcp_abc` at its default, 0. Behind delayed ACKs the window grows
     /// by half a segment per segment delivered.
     PerAck,
 }
